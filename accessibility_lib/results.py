@@ -16,7 +16,7 @@ Example:
     >>> key = {"model": "nano", "m": 1, "n": 20, "target": 3}
     >>> store.get("cramming", key) is None
     True
-    >>> store.put("cramming", key, {"success": True, "steps": 41})
+    >>> path = store.put("cramming", key, {"success": True, "steps": 41})
     >>> store.get("cramming", key)["success"]
     True
 """
