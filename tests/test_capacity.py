@@ -40,7 +40,9 @@ def test_card_cli_offline_from_folder_and_builtin(tmp_path):
         capture_output=True, text=True, env=env, timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.count("590.09") == 2 and "1180.2" in out.stdout
+    replication_lines = [line for line in out.stdout.splitlines() if "replication" in line]
+    assert len(replication_lines) == 2
+    assert all("590.09" in line and "1180.2" in line for line in replication_lines)
 
 
 def test_nested_text_config_and_errors(tmp_path):
