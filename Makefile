@@ -1,5 +1,5 @@
 # The two commands of the README are `make book` and `make test`; the rest are for GPU re-execution.
-.PHONY: book test setup models clean
+.PHONY: book test setup models clean rerun site-from-runs paper
 
 PY := .venv/bin/python
 
@@ -21,3 +21,21 @@ models:  ## fetch the offline real models (SmolLM2-135M, Gemma-3-270M) from thei
 
 clean:
 	rm -rf _build
+
+# ---- re-execution (README: "Re-executing at paper scale") ----
+PRESET ?= paper
+DEVICE ?= cuda
+RUNS ?= runs/$(PRESET)
+CHAPTERS ?=
+
+rerun:  ## execute chapters with papermill for PRESET on DEVICE into RUNS (results resume from RUNS/results)
+	bash scripts/setup.sh
+	$(PY) scripts/rerun.py --preset $(PRESET) --device $(DEVICE) --out $(RUNS) $(CHAPTERS)
+
+site-from-runs:  ## build the site from the executed notebooks in RUNS, without re-executing them
+	$(PY) scripts/build_from_runs.py $(RUNS)
+
+paper:  ## rerun every chapter at paper scale on a GPU, then publish the executed notebooks as the site
+	bash scripts/setup.sh --models
+	$(PY) scripts/rerun.py --preset $(PRESET) --device $(DEVICE) --out $(RUNS) $(CHAPTERS); status=$$?; \
+	$(PY) scripts/build_from_runs.py $(RUNS) && exit $$status

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Execute the book's chapters with papermill for one preset and device, into an output folder.
+
+    python scripts/rerun.py --preset paper --device cuda --out runs/paper           # every chapter
+    python scripts/rerun.py --preset nano --out runs/nano 03_cramming 05_support    # a subset
+    python scripts/rerun.py --preset paper --out runs/paper -p model_name=EleutherAI/pythia-410m 03_cramming
+
+Writes ``<out>/<chapter>.ipynb`` (executed) and keeps the result store in ``<out>/results`` (through
+``ACCESSIBILITY_RESULTS``), so re-running the command reuses every finished result. A failing chapter
+does not stop the others; at the end a summary names each failure with its cell and error, and the
+exit status is 1. Each executed notebook records its run (preset, device, parameters, model, wall
+time, commit, machine, date, status) in its metadata under ``accessibility_run``; ``build_from_runs.py``
+turns those into the site's execution-status page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+#: notebook stem -> chapter name in accessibility_lib.presets
+CHAPTERS = {
+    "01_theory": "theory",
+    "02_argmax_cells": "argmax_cells",
+    "03_cramming": "cramming",
+    "04_mean_field": "mean_field",
+    "05_support": "support",
+    "06_copying": "copying",
+}
+
+
+def toc_chapters() -> list[str]:
+    """Notebook stems listed (uncommented) in _toc.yml, in order."""
+    stems = []
+    for line in (ROOT / "_toc.yml").read_text().splitlines():
+        line = line.strip()
+        if line.startswith("- file: book/"):
+            stem = line.split("book/", 1)[1].strip()
+            if (ROOT / "book" / f"{stem}.ipynb").exists():
+                stems.append(stem)
+    return stems
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _parse_overrides(pairs: list[str]) -> dict:
+    params = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise SystemExit(f"-p expects NAME=VALUE, got {pair!r}")
+        name, value = pair.split("=", 1)
+        try:
+            params[name] = json.loads(value)
+        except json.JSONDecodeError:
+            params[name] = value
+    return params
+
+
+def _model_of(chapter: str, preset: str, params: dict) -> str:
+    from accessibility_lib import presets
+
+    base = dict(presets.PRESETS.get(chapter, {}).get(preset, {}))
+    base.update({k: v for k, v in params.items() if v is not None})
+    for key in ("model_name", "models", "model"):
+        if key in base:
+            value = base[key]
+            return ", ".join(value) if isinstance(value, (list, tuple)) else str(value)
+    return "—"
+
+
+def run_chapter(stem: str, preset: str, device: str | None, overrides: dict, out: Path, timeout: int) -> dict:
+    import papermill as pm
+
+    src = ROOT / "book" / f"{stem}.ipynb"
+    dst = out / f"{stem}.ipynb"
+    declared = pm.inspect_notebook(str(src))
+    params = {"preset": preset} if "preset" in declared else {}
+    if device is not None and "device" in declared:
+        params["device"] = device
+    unknown = [k for k in overrides if k not in declared]
+    params.update({k: v for k, v in overrides.items() if k in declared})
+    chapter = CHAPTERS.get(stem, stem)
+    record = {
+        "chapter": stem,
+        "preset": preset,
+        "device": device or "default",
+        "parameters": params,
+        "ignored_overrides": unknown,
+        "model": _model_of(chapter, preset, params),
+        "commit": _commit(),
+        "machine": f"{platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs)",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(
+            str(src), str(dst), parameters=params, cwd=str(ROOT / "book"), kernel_name="python3",
+            progress_bar=False, execution_timeout=timeout,
+        )
+        record["status"] = "ok"
+    except pm.PapermillExecutionError as exc:
+        record.update(status="failed", cell=exc.cell_index, exec_count=exc.exec_count, error=f"{exc.ename}: {exc.evalue}")
+    except Exception as exc:  # kernel died, timeout, bad notebook: still report and go on
+        record.update(status="failed", cell=None, error=f"{type(exc).__name__}: {exc}")
+    record["wall_s"] = round(time.perf_counter() - t0, 1)
+    if dst.exists():
+        nb = json.loads(dst.read_text())
+        nb.setdefault("metadata", {})["accessibility_run"] = record
+        dst.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="notebook stems (default: every chapter in _toc.yml)")
+    parser.add_argument("--preset", default="nano", help="smoke, nano (default) or paper")
+    parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: the preset's)")
+    parser.add_argument("--out", default=None, help="output folder (default: runs/<preset>)")
+    parser.add_argument("-p", dest="overrides", action="append", default=[], help="NAME=VALUE parameter override (JSON values)")
+    parser.add_argument("--timeout", type=int, default=4 * 3600, help="per-cell timeout in seconds")
+    args = parser.parse_args(argv)
+
+    chapters = args.chapters or toc_chapters()
+    unknown = [c for c in chapters if not (ROOT / "book" / f"{c}.ipynb").exists()]
+    if unknown:
+        raise SystemExit(f"unknown chapter(s) {unknown}; available: {toc_chapters()}")
+    out = Path(args.out or ROOT / "runs" / args.preset).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ["ACCESSIBILITY_RESULTS"] = str(out / "results")
+    os.environ.setdefault("ACCESSIBILITY_PROGRESS", "0")
+    overrides = _parse_overrides(args.overrides)
+
+    records = []
+    for stem in chapters:
+        print(f"== {stem}: preset={args.preset} device={args.device or 'default'}", flush=True)
+        rec = run_chapter(stem, args.preset, args.device, overrides, out, args.timeout)
+        records.append(rec)
+        print(f"   {rec['status']} in {rec['wall_s']} s" + (f" — cell {rec.get('cell')}: {rec.get('error')}" if rec["status"] != "ok" else ""), flush=True)
+        if rec["ignored_overrides"]:
+            print(f"   note: {stem} has no parameter(s) {rec['ignored_overrides']}; not passed", flush=True)
+    (out / "runs.json").write_text(json.dumps(records, indent=1, ensure_ascii=False))
+
+    failed = [r for r in records if r["status"] != "ok"]
+    print(f"\n{len(records) - len(failed)} of {len(records)} chapters ran; outputs in {out}")
+    for r in failed:
+        print(f"FAILED {r['chapter']}: cell {r.get('cell')} — {r.get('error')}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
