@@ -85,10 +85,10 @@ def _model_of(chapter: str, preset: str, params: dict) -> str:
     return "—"
 
 
-def run_chapter(stem: str, preset: str, device: str | None, overrides: dict, out: Path, timeout: int) -> dict:
+def run_chapter(stem: str, preset: str, device: str | None, overrides: dict, out: Path, timeout: int, book: Path = ROOT / "book") -> dict:
     import papermill as pm
 
-    src = ROOT / "book" / f"{stem}.ipynb"
+    src = book / f"{stem}.ipynb"
     dst = out / f"{stem}.ipynb"
     declared = pm.inspect_notebook(str(src))
     params = {"preset": preset} if "preset" in declared else {}
@@ -111,7 +111,7 @@ def run_chapter(stem: str, preset: str, device: str | None, overrides: dict, out
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(
-            str(src), str(dst), parameters=params, cwd=str(ROOT / "book"), kernel_name="python3",
+            str(src), str(dst), parameters=params, cwd=str(book), kernel_name="python3",
             progress_bar=False, execution_timeout=timeout,
         )
         record["status"] = "ok"
@@ -135,12 +135,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="output folder (default: runs/<preset>)")
     parser.add_argument("-p", dest="overrides", action="append", default=[], help="NAME=VALUE parameter override (JSON values)")
     parser.add_argument("--timeout", type=int, default=4 * 3600, help="per-cell timeout in seconds")
+    parser.add_argument("--book", default=None, help="folder of notebooks (default: book/, chapters from _toc.yml)")
     args = parser.parse_args(argv)
 
-    chapters = args.chapters or toc_chapters()
-    unknown = [c for c in chapters if not (ROOT / "book" / f"{c}.ipynb").exists()]
+    book = Path(args.book).resolve() if args.book else ROOT / "book"
+    available = toc_chapters() if args.book is None else sorted(p.stem for p in book.glob("*.ipynb"))
+    chapters = args.chapters or available
+    unknown = [c for c in chapters if not (book / f"{c}.ipynb").exists()]
     if unknown:
-        raise SystemExit(f"unknown chapter(s) {unknown}; available: {toc_chapters()}")
+        raise SystemExit(f"unknown chapter(s) {unknown}; available: {available}")
     out = Path(args.out or ROOT / "runs" / args.preset).resolve()
     out.mkdir(parents=True, exist_ok=True)
     os.environ["ACCESSIBILITY_RESULTS"] = str(out / "results")
@@ -150,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     records = []
     for stem in chapters:
         print(f"== {stem}: preset={args.preset} device={args.device or 'default'}", flush=True)
-        rec = run_chapter(stem, args.preset, args.device, overrides, out, args.timeout)
+        rec = run_chapter(stem, args.preset, args.device, overrides, out, args.timeout, book)
         records.append(rec)
         print(f"   {rec['status']} in {rec['wall_s']} s" + (f" — cell {rec.get('cell')}: {rec.get('error')}" if rec["status"] != "ok" else ""), flush=True)
         if rec["ignored_overrides"]:
