@@ -19,10 +19,13 @@ PRESET_NAMES = ("smoke", "nano", "paper")
 
 #: chapter name -> preset name -> parameters. Chapters add their entries here.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    # Chapter 1 (book/01_theory.ipynb): closed forms only, seconds in every preset. eps_convention is a
+    # name in precision.CONVENTIONS; fraction_model a row of book/data/models_list.csv; m_values the
+    # prompt lengths of the accessible-fraction figure.
     "theory": {
-        "smoke": {"eps_convention": "replication"},
-        "nano": {"eps_convention": "replication"},
-        "paper": {"eps_convention": "replication"},
+        "smoke": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 4]},
+        "nano": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8]},
+        "paper": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8, 16]},
     },
 }
 
