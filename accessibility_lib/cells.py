@@ -38,6 +38,8 @@ __all__ = [
     "Slice",
     "argmax_slice",
     "plane_candidates",
+    "CellVolumes",
+    "cell_volumes",
 ]
 
 
@@ -370,3 +372,116 @@ def argmax_slice(plane: Plane, W_U, b_U=None, *, resolution: int = 200, extent: 
         vor = _slice_ids(vcoef, uv1, check).reshape(resolution, resolution)
     n_plane = int(plane_candidates(coef).size)
     return Slice(tokens=tokens, voronoi=vor, u=u, v=v, plane=plane, center=c, half_width=hw, n_cells_plane=n_plane)
+
+
+# ----------------------------------------------------------------------------------------------
+# Monte Carlo volumes of the argmax cells inside a region (paper Section 5.3)
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CellVolumes:
+    """Per-token volume fractions |E_t ∩ R| / |R| of the argmax cells inside a region R.
+
+    Attributes:
+        counts: (d_vocab,) int64 hits per token among ``n_samples`` uniform points of R.
+        n_samples: number of points drawn.
+        seed: seed of the draw (the result is a deterministic function of it).
+    """
+
+    counts: np.ndarray
+    n_samples: int
+    seed: int
+
+    @property
+    def fractions(self) -> np.ndarray:
+        """(d_vocab,) estimated fractions p_t = counts/n_samples (they sum to 1)."""
+        return self.counts / self.n_samples
+
+    @property
+    def stderr(self) -> np.ndarray:
+        """(d_vocab,) binomial standard errors sqrt(p(1−p)/n_samples) of :attr:`fractions`."""
+        p = self.fractions
+        return np.sqrt(p * (1.0 - p) / self.n_samples)
+
+    @property
+    def n_no_hit(self) -> int:
+        """Number of tokens whose cell got no sample (its fraction is below ~3/n_samples at 95%)."""
+        return int(np.sum(self.counts == 0))
+
+    def log_p(self, pseudo_count: float = 0.5) -> np.ndarray:
+        """(d_vocab,) ln p_t for the convolution, with zero counts replaced by ``pseudo_count``/n_samples.
+
+        A token with no hit has an unknown fraction below ~1/n_samples; giving it pseudo_count/n
+        over-estimates its cell (pseudo_count = ½ by default), which makes the refined slope
+        conservative (larger) rather than optimistic. Dropping such tokens would bias it too.
+
+        Raises:
+            ValueError: if ``pseudo_count`` is not in (0, 1].
+        """
+        pc = check_positive_real("pseudo_count", pseudo_count)
+        if pc > 1:
+            raise ValueError(f"pseudo_count must be in (0, 1], got {pc}")
+        return np.log(np.where(self.counts > 0, self.counts, pc) / self.n_samples)
+
+
+def cell_volumes(
+    W_U,
+    b_U,
+    region,
+    n_samples: int,
+    seed: int = 0,
+    *,
+    chunk: int = 65536,
+    vocab_chunk: int = 8192,
+    point_chunk: int = 2048,
+    compute_dtype: torch.dtype | None = None,
+    progress_desc: str | None = None,
+) -> CellVolumes:
+    """Monte Carlo fractions of the argmax cells (with bias) inside ``region`` (paper Section 5.3).
+
+    Draws ``n_samples`` points uniform in the region (in chunks of ``chunk`` points, each from one
+    CPU ``torch.Generator`` seeded with ``seed``, so the result depends only on ``seed`` and
+    ``chunk``), assigns each to its argmax cell argmax_t (W_U x + b_U)_t with :func:`argmax_tokens`
+    (chunked over points and vocabulary, on W_U's device: CPU or CUDA) and counts. Not Voronoi cells
+    (the replication code's mistake, PAPER.md §6).
+
+    Args:
+        W_U: (d_vocab, d_model) unembedding, any float dtype, on the device to compute on.
+        b_U: (d_vocab,) bias or None.
+        region: any object with ``sample(n, generator) -> (n, d_model)`` tensor of points uniform in
+            it (the regions of :mod:`accessibility_lib.geometry`).
+        n_samples: points to draw, ≥ 1.
+        seed: seed of the generator.
+        chunk: points drawn per step.
+        vocab_chunk, point_chunk: block sizes of the argmax.
+        compute_dtype: default float32 (float64 when W_U is float64).
+        progress_desc: label of the progress bar.
+
+    Returns:
+        :class:`CellVolumes` with counts, fractions, binomial standard errors and the no-hit count.
+
+    Raises:
+        ValueError: on n_samples < 1, a region without ``sample``, samples of the wrong shape or
+            non-finite, W_U/b_U of the wrong shape.
+    """
+    from .progress import progress
+
+    n_samples = check_int("n_samples", n_samples, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
+    chunk = check_int("chunk", chunk, minimum=1)
+    if not callable(getattr(region, "sample", None)):
+        raise ValueError(f"region must have a sample(n, generator) method, got {type(region).__name__}")
+    W = _as_tensor("W_U", W_U, 2)
+    dt = compute_dtype or (torch.float64 if W.dtype == torch.float64 else torch.float32)
+    counts = torch.zeros(W.shape[0], dtype=torch.int64)
+    g = torch.Generator().manual_seed(seed)
+    steps = range(0, n_samples, chunk)
+    for start in progress(steps, desc=progress_desc or "cell volumes", total=len(steps)):
+        n = min(chunk, n_samples - start)
+        x = region.sample(n, g)
+        if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape != (n, W.shape[1]):
+            raise ValueError(f"region.sample({n}, g) must return a tensor of shape ({n}, {W.shape[1]}), got {getattr(x, 'shape', type(x))}")
+        ids = argmax_tokens(x.to(dt), W, b_U, chunk=vocab_chunk, point_chunk=point_chunk, compute_dtype=dt)  # (n,)
+        counts += torch.bincount(ids, minlength=W.shape[0])
+    return CellVolumes(counts=counts.numpy(), n_samples=n_samples, seed=seed)
