@@ -85,9 +85,15 @@ function fromPosition(kind, pos) {
 
 // ---- SVG plot of ln fraction against n ----------------------------------------------------------
 // The SVG namespace is taken from a parsed <svg> element, so the module holds no URL at all.
-const SVGNS = (() => { const d = document.createElement("div"); d.innerHTML = "<svg></svg>"; return d.firstChild.namespaceURI; })();
+// (Looked up lazily, so that compute() can also be imported where there is no DOM, e.g. node in the tests.)
+let SVGNS = null;
 
 function svgEl(tag, attrs, text) {
+  if (SVGNS === null) {
+    const d = document.createElement("div");
+    d.innerHTML = "<svg></svg>";
+    SVGNS = d.firstChild.namespaceURI;
+  }
   const e = document.createElementNS(SVGNS, tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   if (text !== undefined) e.textContent = text;

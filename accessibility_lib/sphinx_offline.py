@@ -1,0 +1,58 @@
+"""Sphinx extension of the book's build: pages load nothing from the network.
+
+Jupyter Book always enables ``sphinx_thebe``, which writes an inline script holding a CDN URL
+(``THEBE_JS_URL = "https://unpkg.com/thebe@…"``) into every page, plus its loader; the book has no
+launch buttons, so both are dropped here. Then every page's script and stylesheet list is checked:
+a remote one (``//`` or ``scheme://``) is reported as a Sphinx warning, which fails the book build
+(``-W``). The widget runtime and MathJax are served from ``_static/abx`` (scripts/vendor_assets.py,
+TOOLCHAIN.md "Widgets in a static site").
+
+Enabled in ``_config.yml`` under ``sphinx: extra_extensions``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+_DROP_BODY = ("THEBE_JS_URL",)
+_DROP_FILES = ("sphinx-thebe.js",)
+
+
+def _is_remote(url: str | None) -> bool:
+    return bool(url) and ("://" in url or url.startswith("//"))
+
+
+def _keep(asset: Any) -> bool:
+    filename = getattr(asset, "filename", None) or ""
+    body = (getattr(asset, "attributes", None) or {}).get("body", "") or ""
+    if any(token in body for token in _DROP_BODY):
+        return False
+    return not any(filename.split("?")[0].endswith(name) for name in _DROP_FILES)
+
+
+def _strip_and_check(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    for key in ("script_files", "css_files"):
+        assets = context.get(key)
+        if not assets:
+            continue
+        kept = [a for a in assets if _keep(a)]
+        assets[:] = kept
+        for asset in kept:
+            filename = getattr(asset, "filename", asset if isinstance(asset, str) else None)
+            if _is_remote(filename):
+                logger.warning(
+                    f"page {pagename!r} would load {filename!r} from the network; the book must be offline "
+                    "(serve it from book/_vendor via scripts/vendor_assets.py)",
+                    type="accessibility",
+                    subtype="remote_asset",
+                )
+
+
+def setup(app: Any) -> dict[str, Any]:
+    # priority > 500: run after other extensions have added their assets to the page context
+    app.connect("html-page-context", _strip_and_check, priority=900)
+    return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
