@@ -79,7 +79,7 @@ class LogSumGrid:
         if self.bins < 1:
             raise ValueError(f"grid_size must be > n_max ({n_max}) so that one draw spans ≥ 1 bin, got {grid_size}")
         self.step = span / self.bins
-        self.size = scipy.fft.next_fast_len(n_max * self.bins + 1, real=True)
+        self.size = grid_size if grid_size >= n_max * self.bins + 1 else n_max * self.bins + 1  # no wrap-around
         pos = (lp - self.lo) / self.step  # (A,) in bins
         k = np.minimum(np.floor(pos).astype(np.int64), self.bins - 1)
         frac = pos - k
@@ -94,25 +94,28 @@ class LogSumGrid:
             return np.array([n * self.lo])
         return n * self.lo + self.step * np.arange(self.size)
 
-    def pmfs(self, ns: np.ndarray, chunk: int = 32) -> "np.ndarray":
-        """Yield-free helper: laws of S_n for the sorted integers ``ns`` as rows ``(len(ns), L)``."""
-        out = np.empty((len(ns), self.size))
-        if self._phi is None:
-            out[:] = 1.0
-            return out
+    def _powers(self, ns: np.ndarray) -> np.ndarray:
+        """φ^n for the sorted integers ``ns``: ``(len(ns), L//2+1)`` complex, by repeated multiplication."""
         powers = np.empty((len(ns), self._phi.size), dtype=complex)
         cur, cur_n = np.ones_like(self._phi), 0
-        for i, n in enumerate(ns):  # ns sorted: φ^n by repeated multiplication / squaring of the gap
+        for i, n in enumerate(ns):
             gap = int(n) - cur_n
-            cur = cur * (self._phi**gap if gap > 1 else (self._phi if gap == 1 else 1.0))
-            cur_n = int(n)
-            powers[i] = cur
-        for s in range(0, len(ns), chunk):
-            out[s : s + chunk] = scipy.fft.irfft(powers[s : s + chunk], n=self.size, axis=1, workers=-1)
-        np.clip(out, 0.0, None, out=out)
-        return out
+            if gap == 1:
+                np.multiply(cur, self._phi, out=powers[i])
+            else:
+                np.multiply(cur, self._phi**gap if gap > 1 else 1.0, out=powers[i])  # integer power
+            cur, cur_n = powers[i], int(n)
+        return powers
 
-    def quantiles(self, qs: object, ns: object | None = None, chunk: int = 32) -> np.ndarray:
+    def pmfs(self, ns: object) -> np.ndarray:
+        """Laws of S_n for the increasing integers ``ns`` as rows ``(len(ns), L)`` on :meth:`support` (n)."""
+        ns = np.asarray(ns, dtype=np.int64)
+        if self._phi is None:
+            return np.ones((len(ns), 1))
+        out = scipy.fft.irfft(self._powers(ns), n=self.size, axis=1, workers=-1)
+        return np.clip(out, 0.0, None, out=out)
+
+    def quantiles(self, qs: object, ns: object | None = None, chunk: int = 64) -> np.ndarray:
         """Quantiles of S_n: array ``(len(ns), len(qs))`` in nats (ns default 1..n_max).
 
         Each grid point's mass is spread uniformly over its cell [x_k − h/2, x_k + h/2] (the CDF is
@@ -129,16 +132,17 @@ class LogSumGrid:
             return np.repeat((ns * self.lo)[:, None], q.size, axis=1).astype(float)
         out = np.empty((ns.size, q.size))
         for s in range(0, ns.size, chunk):
-            block = self.pmfs(ns[s : s + chunk], chunk)
-            cdf = np.cumsum(block, axis=1)
-            cdf /= cdf[:, -1:]
-            for i, n in enumerate(ns[s : s + chunk]):
+            part = ns[s : s + chunk]
+            width = min(self.size, int(part[-1]) * self.bins + 2)  # mass lies in the first n·K+1 points
+            block = scipy.fft.irfft(self._powers(part), n=self.size, axis=1, workers=-1)[:, :width]
+            cdf = np.cumsum(block, axis=1)  # (chunk, width); round-off may make it non-monotone by ~1e-16
+            for i, n in enumerate(part):
                 c = cdf[i]
-                k = np.searchsorted(c, q)  # first index with cdf ≥ q
-                k = np.minimum(k, c.size - 1)
+                target = q * c[-1]
+                k = np.minimum(np.searchsorted(c, target), c.size - 1)  # first index with cdf ≥ q
                 prev = np.where(k > 0, c[np.maximum(k - 1, 0)], 0.0)
                 denom = c[k] - prev
-                t = np.where(denom > 0, (q - prev) / np.where(denom > 0, denom, 1.0), 1.0)
+                t = np.where(denom > 0, (target - prev) / np.where(denom > 0, denom, 1.0), 1.0)
                 out[s + i] = n * self.lo + self.step * (k - 0.5 + t)
         return out
 
