@@ -51,10 +51,14 @@ of the accessible-fraction figure; `m_values` the prompt lengths drawn there.
 """),
     code(
         """
+# preset: "smoke", "nano" (default) or "paper"; None below means "take it from the preset"
 preset = "nano"
-eps_convention = None  # e.g. "replication" (ε = r∞·2^-11), "table1_pythia" (2r/ε = 2^17), "fp32"
-fraction_model = None  # a row of book/data/models_list.csv, e.g. "Pythia-160M"
-m_values = None  # prompt lengths (vectors) drawn in the accessible-fraction figure
+# a key of precision.CONVENTIONS: replication (eps = r_inf * 2^-11), table1_pythia (2r/eps = 2^17), fp32, ...
+eps_convention = None
+# the model of the accessible-fraction figure: a row of book/data/models_list.csv, e.g. Pythia-160M
+fraction_model = None
+# prompt lengths m (vectors) drawn in the accessible-fraction figure, e.g. [1, 2, 4, 8]
+m_values = None
 """,
         tags=["parameters"],
     ),
