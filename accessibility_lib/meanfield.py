@@ -76,15 +76,24 @@ def random_prompts(embedding: torch.Tensor, batch: int, m: int, generator: torch
     return embedding.detach()[ids]  # (batch, m, d)
 
 
+def _non_identity_perm(k: int, generator: torch.Generator) -> torch.Tensor:
+    """A uniformly random permutation of range(k), k ≥ 2, redrawn until it is not the identity."""
+    while True:
+        p = torch.randperm(k, generator=generator)
+        if not torch.equal(p, torch.arange(k)):
+            return p
+
+
 def permutation_deviation(forward: Forward, X: torch.Tensor, generator: torch.Generator) -> dict[str, np.ndarray]:
     """Deviation from permutation equivariance, L(Xσ) vs L(X)σ, for a random σ fixing the last position.
 
-    σ is drawn independently per prompt among permutations of the first m − 1 positions (the last one
-    is kept, so that the next-token distribution read there must be unchanged too).
+    σ is drawn independently per prompt among the non-identity permutations of the first m − 1
+    positions (the last one is kept, so that the next-token distribution read there must be unchanged
+    too).
 
     Args:
         forward: ``inputs_embeds -> ForwardOutput``.
-        X: (batch, m, d_model) prompts, m ≥ 2.
+        X: (batch, m, d_model) prompts, m ≥ 3.
         generator: torch random generator.
 
     Returns:
@@ -92,12 +101,12 @@ def permutation_deviation(forward: Forward, X: torch.Tensor, generator: torch.Ge
         ``tv``: (batch,) total variation between the last position's next-token distributions.
 
     Raises:
-        ValueError: if X is not (batch, m ≥ 2, d).
+        ValueError: if X is not (batch, m ≥ 3, d).
     """
-    if X.ndim != 3 or X.shape[1] < 2:
-        raise ValueError(f"X must have shape (batch, m >= 2, d_model), got {tuple(X.shape)}")
+    if X.ndim != 3 or X.shape[1] < 3:
+        raise ValueError(f"X must have shape (batch, m >= 3, d_model) (a permutation fixing the last of m < 3 positions is the identity), got {tuple(X.shape)}")
     B, m, _ = X.shape
-    perm = torch.stack([torch.cat([torch.randperm(m - 1, generator=generator), torch.tensor([m - 1])]) for _ in range(B)])  # (B, m)
+    perm = torch.stack([torch.cat([_non_identity_perm(m - 1, generator), torch.tensor([m - 1])]) for _ in range(B)])  # (B, m)
     idx = perm[:, :, None]
     Xp = torch.gather(X, 1, idx.expand_as(X))
     base, moved = forward(X), forward(Xp)
@@ -136,9 +145,9 @@ def structural_sweep(
         ``ms`` (k,), ``perm_layers``/``dup_layers`` (k, n_prompts, L), ``perm_tv``/``dup_tv`` (k, n_prompts).
 
     Raises:
-        ValueError: on an empty ``ms``, any m < 2 or n_prompts < 1.
+        ValueError: on an empty ``ms``, any m < 3 or n_prompts < 1.
     """
-    ms = [check_int("m", m, minimum=2) for m in ms]
+    ms = [check_int("m", m, minimum=3) for m in ms]
     if not ms:
         raise ValueError("ms must contain at least one prompt length")
     n_prompts = check_int("n_prompts", n_prompts, minimum=1)

@@ -30,7 +30,7 @@ import torch
 
 from ._checks import check_int
 
-__all__ = ["ForwardOutput", "CASES", "neox_forward", "hf_forward", "make_forward", "check_neox", "tiny_neox"]
+__all__ = ["ForwardOutput", "CASES", "neox_forward", "hf_forward", "make_forward", "check_neox", "tiny_neox", "load_hf"]
 
 
 @dataclass
@@ -214,3 +214,31 @@ def tiny_neox(
     torch.manual_seed(seed)
     model = transformers.GPTNeoXForCausalLM(cfg).eval()
     return model
+
+
+def load_hf(name: str, *, fallback_tiny: bool = False) -> tuple[torch.nn.Module | None, str]:
+    """The HF model behind ``load_model(name)`` (fp32, CPU), with a one-line note of what was loaded.
+
+    ``name == "tiny"`` gives :func:`tiny_neox` (no file needed). When the model is not available
+    (not trained / not fetched, or ``accessibility_lib.models`` missing), returns ``(tiny_neox(), note)``
+    if ``fallback_tiny`` else ``(None, note)``: chapters then say so instead of failing.
+
+    Raises:
+        ValueError: if ``name`` is not a non-empty string.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a model name such as 'nano', 'smollm2-135m' or 'tiny', got {name!r}")
+    if name == "tiny":
+        return tiny_neox(), "tiny: a randomly initialised 2-layer GPT-NeoX (d_model = 64), no weights loaded"
+    try:
+        from .models import load_model
+
+        handle = load_model(name)
+    except (ImportError, OSError, ValueError) as exc:  # ModelNotAvailableError is a ValueError
+        note = f"{name} is not available here ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+        if fallback_tiny:
+            return tiny_neox(), note + "; using the random tiny GPT-NeoX instead"
+        return None, note
+    hf = handle.model.eval()
+    cfg = hf.config
+    return hf, f"{name}: {cfg.model_type}, d_model = {cfg.hidden_size}, {cfg.num_hidden_layers} layers, |V| = {cfg.vocab_size}"

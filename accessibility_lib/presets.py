@@ -27,6 +27,18 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "nano": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8]},
         "paper": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8, 16]},
     },
+    # Chapter 4 (book/04_mean_field.ipynb): model_name is the GPT-NeoX whose weights the position-free
+    # variant reuses ("tiny" = random 2-layer GPT-NeoX, no file); real_models are shipped models of other
+    # architectures measured as they are (skipped when not fetched); ms the prompt lengths of the
+    # structural sweep, n_prompts random prompts per m; n_pairs prompt pairs of length pair_m for the
+    # W_q-Lipschitz measurement; q the Wasserstein order. Everything runs on CPU.
+    "mean_field": {
+        "smoke": {"model_name": "tiny", "real_models": [], "ms": [3, 6, 12], "n_prompts": 2, "n_pairs": 8, "pair_m": 6, "q": 1.0},
+        "nano": {"model_name": "nano", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128], "n_prompts": 6,
+                 "n_pairs": 60, "pair_m": 16, "q": 1.0},
+        "paper": {"model_name": "EleutherAI/pythia-160m", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128, 256, 512],
+                  "n_prompts": 16, "n_pairs": 400, "pair_m": 32, "q": 1.0},
+    },
 }
 
 

@@ -78,7 +78,7 @@ def test_causal_without_positions_first_layer_duplication_exact_on_first_copy(mo
 
 def test_structural_sweep_shapes(model):
     f = positionfree.make_forward(model, "no mask, no positions")
-    res = meanfield.structural_sweep(f, model.get_input_embeddings().weight, [2, 5], 2)
+    res = meanfield.structural_sweep(f, model.get_input_embeddings().weight, [3, 5], 2)
     assert res["perm_layers"].shape == (2, 2, 2) and res["dup_tv"].shape == (2, 2)
     assert res["perm_layers"].max() < 1e-5
 
@@ -224,10 +224,10 @@ def test_bad_model_and_prompt_inputs(model):
     with pytest.raises(ValueError, match="case must be"):
         positionfree.make_forward(model, "rotary only")
     f = positionfree.make_forward(model, "no mask, no positions")
-    with pytest.raises(ValueError, match="m >= 2"):
-        meanfield.permutation_deviation(f, torch.zeros(1, 1, 64), torch.Generator())
+    with pytest.raises(ValueError, match="m >= 3"):
+        meanfield.permutation_deviation(f, torch.zeros(1, 2, 64), torch.Generator())
     with pytest.raises(ValueError, match="m must be"):
-        meanfield.structural_sweep(f, model.get_input_embeddings().weight, [1], 2)
+        meanfield.structural_sweep(f, model.get_input_embeddings().weight, [2], 2)
     with pytest.raises(ValueError, match="m must be"):
         meanfield.lipschitz_pairs(f, model.get_input_embeddings().weight, 2, 3)
     with pytest.raises(ValueError, match="embedding must be"):
