@@ -109,10 +109,14 @@ def _argmax_multi(points, W_U, biases, *, point_chunk: int, vocab_chunk: int, co
                     else:
                         block = logits + b[v0 : v0 + W.shape[1]]
                     val, idx = block.max(dim=1)  # first maximum within the chunk
+                    if v0 == 0:
+                        best_val[k][p0 : p0 + point_chunk] = val
+                        best_idx[k][p0 : p0 + point_chunk] = idx
+                        continue
                     bv, bi = best_val[k][p0 : p0 + point_chunk], best_idx[k][p0 : p0 + point_chunk]
                     better = val > bv  # strict: earlier chunks win ties -> lowest id overall
-                    bv[better] = val[better]
-                    bi[better] = idx[better] + v0
+                    bv.copy_(torch.where(better, val, bv))
+                    bi.copy_(torch.where(better, idx + v0, bi))
     return [i.cpu() for i in best_idx]
 
 

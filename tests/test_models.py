@@ -1,0 +1,268 @@
+"""Tests of accessibility_lib.models: logit parity of final_embeddings on tiny random models of every
+supported architecture, padding, dtypes, loading from folders and clear errors; real models when fetched."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import transformers as tf
+
+from accessibility_lib import cells, models
+from accessibility_lib.models import CorruptWeightsError, ModelNotAvailableError, load_model, wrap_model
+
+V, D = 96, 32
+
+
+def _tiny(arch: str, **extra):
+    """A tiny random-weight causal LM of a real architecture, built from a config (no download)."""
+    common = dict(vocab_size=V, max_position_embeddings=64, initializer_range=0.2)
+    if arch == "gpt_neox":
+        cfg = tf.GPTNeoXConfig(hidden_size=D, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, **common)
+        cls = tf.GPTNeoXForCausalLM
+    elif arch == "llama":
+        cfg = tf.LlamaConfig(hidden_size=D, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, **common)
+        cls = tf.LlamaForCausalLM
+    elif arch == "qwen2":
+        cfg = tf.Qwen2Config(hidden_size=D, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, **common)
+        cls = tf.Qwen2ForCausalLM
+    elif arch == "gemma3":
+        cfg = tf.Gemma3TextConfig(
+            hidden_size=D, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, head_dim=8, sliding_window=4, **common, **extra
+        )
+        cls = tf.Gemma3ForCausalLM
+    elif arch == "gpt2":
+        cfg = tf.GPT2Config(vocab_size=V, n_embd=D, n_layer=2, n_head=4, n_positions=64, initializer_range=0.2)
+        cls = tf.GPT2LMHeadModel
+    else:  # pragma: no cover
+        raise KeyError(arch)
+    torch.manual_seed(0)
+    model = cls(cfg)
+    if arch == "gpt_neox":  # give one architecture a head bias, so b_U is exercised
+        model.get_output_embeddings().bias = torch.nn.Parameter(torch.randn(V) * 0.5)
+    return model
+
+
+ARCHS = ["gpt_neox", "llama", "qwen2", "gemma3", "gpt2"]
+IDS = torch.tensor([[5, 17, 33, 2, 60, 9, 41], [7, 7, 80, 3, 11, 95, 1]])  # (2, 7)
+
+
+@pytest.fixture(scope="module", params=ARCHS)
+def handle(request):
+    return wrap_model(_tiny(request.param), name=request.param)
+
+
+def test_frozen_and_shapes(handle):
+    assert not handle.model.training
+    assert all(not p.requires_grad for p in handle.model.parameters())
+    assert handle.W_U.shape == (V, D) and handle.b_U.shape == (V,)
+    assert (handle.d_model, handle.d_vocab, handle.n_ctx) == (D, V, 64)
+
+
+def test_logit_parity_with_the_model_forward(handle):
+    h = handle.final_embeddings(IDS)  # (2, D)
+    assert h.shape == (2, D)
+    with torch.no_grad():
+        ref = handle.model(input_ids=IDS).logits[:, -1]  # the model's own, no mask given
+    got = h @ handle.W_U.T + handle.b_U
+    err = float((got - ref).abs().max() / ref.abs().max())
+    assert err < 1e-5, err
+    assert ref.abs().max() > 0.1  # not a trivial all-zero comparison
+
+
+def test_argmax_is_the_greedy_next_token(handle):
+    h = handle.final_embeddings(IDS)
+    ids = cells.argmax_tokens(h, handle.W_U, handle.b_U)
+    with torch.no_grad():
+        greedy = handle.model.generate(IDS, attention_mask=torch.ones_like(IDS), max_new_tokens=1, do_sample=False, pad_token_id=0)[:, -1]
+    assert torch.equal(ids, greedy)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_padding(handle, side):
+    short = IDS[1, :4]
+    pad = torch.zeros(3, dtype=torch.int64)
+    row = torch.cat([pad, short]) if side == "left" else torch.cat([short, pad])
+    mask = (torch.arange(7) >= 3) if side == "left" else (torch.arange(7) < 4)
+    batch = torch.stack([IDS[0], row])
+    masks = torch.stack([torch.ones(7, dtype=torch.int64), mask.long()])
+    h = handle.final_embeddings(batch, attention_mask=masks)
+    ref0 = handle.final_embeddings(IDS[:1])
+    ref1 = handle.final_embeddings(short[None])
+    assert torch.allclose(h[0], ref0[0], atol=1e-5)
+    assert torch.allclose(h[1], ref1[0], atol=1e-5)
+    # parity with the model's own logits under the same mask
+    logits = handle.forward_logits(batch, attention_mask=masks)
+    assert torch.allclose(h @ handle.W_U.T + handle.b_U, logits, atol=1e-5)
+
+
+def test_inputs_embeds_of_another_dtype(handle):
+    e = handle.embed(IDS)  # (2, 7, D)
+    assert e.shape == (2, 7, D)
+    h1 = handle.final_embeddings(IDS)
+    h2 = handle.final_embeddings(inputs_embeds=e.double())  # float64 into a float32 model
+    assert h2.dtype == torch.float32
+    assert torch.allclose(h1, h2, atol=1e-5)
+
+
+def test_gemma_embed_includes_sqrt_d_scaling():
+    h = wrap_model(_tiny("gemma3"))
+    raw = h.model.get_input_embeddings().weight[IDS[0]]
+    assert torch.allclose(h.embed(IDS[:1])[0], raw * D**0.5, rtol=1e-3)  # Gemma scales by sqrt(d) (in the embedding dtype)
+
+
+def test_gemma_softcap_parity_is_with_pre_cap_logits():
+    h = wrap_model(_tiny("gemma3", final_logit_softcapping=0.5))
+    assert h.softcap == 0.5
+    z = h.final_embeddings(IDS) @ h.W_U.T + h.b_U  # pre-cap
+    with torch.no_grad():
+        ref = h.model(input_ids=IDS).logits[:, -1]
+    assert torch.allclose(0.5 * torch.tanh(z / 0.5), ref, atol=1e-5)
+    assert not torch.allclose(z, ref, atol=1e-3)  # the cap is active at this scale
+    assert torch.allclose(h.logits_from_embeddings(h.final_embeddings(IDS)), ref, atol=1e-5)
+    assert torch.equal(z.argmax(1), ref.argmax(1))
+
+
+def test_bfloat16_model_and_float32_points():
+    h = wrap_model(_tiny("llama").to(torch.bfloat16))
+    assert h.dtype == torch.bfloat16
+    emb = h.final_embeddings(IDS)
+    assert emb.dtype == torch.bfloat16
+    pts = emb.float() + 0.01 * torch.randn(2, D)
+    got = cells.argmax_tokens(pts, h.W_U, h.b_U)  # float32 points, bf16 W_U: computed in float32
+    ref = (pts @ h.W_U.float().T + h.b_U.float()).argmax(1)
+    assert torch.equal(got, ref)
+
+
+def test_bad_calls(handle):
+    with pytest.raises(ValueError, match="exactly one"):
+        handle.final_embeddings()
+    with pytest.raises(ValueError, match="input_ids must lie"):
+        handle.final_embeddings(torch.tensor([[V + 3]]))
+    with pytest.raises(ValueError, match="attention_mask"):
+        handle.final_embeddings(IDS, attention_mask=torch.ones(2, 5))
+    with pytest.raises(ValueError, match="inputs_embeds"):
+        handle.final_embeddings(inputs_embeds=torch.zeros(1, 3, D + 1))
+
+
+# --- loading from folders, errors -------------------------------------------------------------
+
+
+def _tokenizer():
+    from tokenizers import Tokenizer, models as tkm, pre_tokenizers
+
+    vocab = {f"w{i}": i for i in range(V)}
+    vocab["<unk>"] = 0
+    tok = Tokenizer(tkm.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    return tf.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="w1")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tiny_llama")
+    _tiny("llama").save_pretrained(d, safe_serialization=True)
+    _tokenizer().save_pretrained(d)
+    return d
+
+
+def test_load_from_folder(folder):
+    h = load_model(str(folder))
+    ids, mask = h.encode(["w5 w6 w7", "w9"])
+    assert ids.shape == (2, 3) and mask.tolist()[1].count(0) == 2
+    logits = h.forward_logits(ids, attention_mask=mask)
+    assert torch.allclose(h.final_embeddings(ids, attention_mask=mask) @ h.W_U.T, logits, atol=1e-5)
+    assert all(not p.requires_grad for p in h.model.parameters())
+
+
+def test_truncated_and_corrupted_weights(folder, tmp_path):
+    import shutil
+
+    for how in ("truncate", "garbage", "tiny"):
+        d = tmp_path / how
+        shutil.copytree(folder, d)
+        f = next(d.glob("*.safetensors"))
+        data = f.read_bytes()
+        if how == "truncate":
+            f.write_bytes(data[: len(data) // 2])
+        elif how == "garbage":
+            f.write_bytes(data[:8] + b"\xff" * 40 + data[48:])
+        else:
+            f.write_bytes(b"\x01\x02")
+        with pytest.raises(CorruptWeightsError, match="truncated|corrupted"):
+            load_model(str(d))
+
+
+def test_no_safetensors_and_not_a_model_folder(folder, tmp_path):
+    import shutil
+
+    d = tmp_path / "nosafe"
+    shutil.copytree(folder, d)
+    for f in d.glob("*.safetensors"):
+        f.unlink()
+    with pytest.raises(ModelNotAvailableError, match="safetensors"):
+        load_model(str(d))
+    with pytest.raises(ModelNotAvailableError, match="config.json"):
+        load_model(str(tmp_path))
+
+
+def test_unknown_name_offline_lists_choices(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelNotAvailableError) as exc:
+        load_model("no-such-org/no-such-model")
+    msg = str(exc.value)
+    assert "unreachable or offline" in msg
+    for choice in ("'nano'", "smollm2-135m", "gemma-3-270m", "python -m accessibility_lib.fetch", "local folder"):
+        assert choice in msg
+    with pytest.raises(ValueError, match="dtype"):
+        load_model("nano", dtype=torch.int32)
+
+
+def test_named_model_not_fetched_names_the_command(monkeypatch, tmp_path):
+    monkeypatch.setenv("ACCESSIBILITY_CACHE", str(tmp_path))
+    for name in ("smollm2-135m", "gemma-3-270m"):
+        with pytest.raises(ModelNotAvailableError, match=f"python -m accessibility_lib.fetch {name}"):
+            load_model(name)
+
+
+# --- the shipped nano model and the fetched real models ---------------------------------------
+
+
+@pytest.mark.skipif(not (models.nano_dir() / "config.json").is_file(), reason="nano model not trained yet (accessibility_lib/data/nano/)")
+def test_nano_resolves_and_parity():
+    t = time.perf_counter()
+    h = load_model("nano")
+    assert time.perf_counter() - t < 5
+    assert h.config.model_type == "gpt_neox"
+    ids, mask = h.encode(["The quick brown fox", "In a distant future"])
+    z = h.final_embeddings(ids, attention_mask=mask) @ h.W_U.T + h.b_U
+    assert torch.allclose(z, h.forward_logits(ids, attention_mask=mask), atol=1e-4)
+
+
+def _fetched(name):
+    return (models.cache_dir() / name / "config.json").is_file()
+
+
+# Recorded on 2026-11-29 with the dequantized SmolLM2-135M-Instruct Q4_1 (fetch.py), float32, CPU.
+SMOL_PROMPT = "The capital of France is"
+SMOL_GREEDY = [7042, 30, 198, 198, 504, 2988, 314, 42]  # " Paris.\n\nThe answer is:"
+
+
+@pytest.mark.realmodel
+@pytest.mark.skipif(not _fetched("smollm2-135m"), reason="SmolLM2-135M not fetched (python -m accessibility_lib.fetch smollm2-135m)")
+def test_smollm2_parity_and_greedy_continuation():
+    h = load_model("smollm2-135m")
+    assert (h.d_model, h.d_vocab, h.config.model_type) == (576, 49152, "llama")
+    ids, mask = h.encode(["The quick brown fox", "https://", "In a distant future"])
+    emb = h.final_embeddings(ids, attention_mask=mask)
+    z = emb @ h.W_U.T + h.b_U
+    ref = h.forward_logits(ids, attention_mask=mask)
+    assert float((z - ref).abs().max() / ref.abs().max()) < 1e-5
+    assert torch.equal(cells.argmax_tokens(emb, h.W_U, h.b_U), ref.argmax(1))
+    prompt = h.tokenizer(SMOL_PROMPT, return_tensors="pt")["input_ids"]
+    out = h.model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8, do_sample=False, pad_token_id=h.tokenizer.pad_token_id)
+    cont = out[0, prompt.shape[1] :].tolist()
+    assert cont == SMOL_GREEDY, (cont, h.tokenizer.decode(cont))
