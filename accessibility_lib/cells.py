@@ -413,20 +413,34 @@ class CellVolumes:
         """Number of tokens whose cell got no sample (its fraction is below ~3/n_samples at 95%)."""
         return int(np.sum(self.counts == 0))
 
-    def log_p(self, pseudo_count: float = 0.5) -> np.ndarray:
-        """(d_vocab,) ln p_t for the convolution, with zero counts replaced by ``pseudo_count``/n_samples.
+    def log_p(self, method: str = "good-turing", pseudo_count: float = 0.5) -> np.ndarray:
+        """(d_vocab,) ln p_t for the convolution, with a finite value for the tokens that got no hit.
 
-        A token with no hit has an unknown fraction below ~1/n_samples; giving it pseudo_count/n
-        over-estimates its cell (pseudo_count = ½ by default), which makes the refined slope
-        conservative (larger) rather than optimistic. Dropping such tokens would bias it too.
+        Methods for the unseen tokens (their fractions are below the Monte Carlo resolution):
+
+        - ``"good-turing"`` (default): the unseen tokens together own the missing mass, estimated by
+          Good–Turing as N₁/n (N₁ = tokens hit exactly once) plus a rule-of-three margin 3/n, spread
+          evenly over them (even spreading maximises Σ ln p for a fixed total: the least favourable,
+          i.e. conservative, choice); the seen tokens keep counts/n.
+        - ``"pseudo-count"``: each unseen token gets ``pseudo_count``/n (½ by default): a much larger
+          value when many tokens are unseen, so a looser (larger) refined slope.
 
         Raises:
-            ValueError: if ``pseudo_count`` is not in (0, 1].
+            ValueError: on an unknown method or ``pseudo_count`` outside (0, 1].
         """
         pc = check_positive_real("pseudo_count", pseudo_count)
         if pc > 1:
             raise ValueError(f"pseudo_count must be in (0, 1], got {pc}")
-        return np.log(np.where(self.counts > 0, self.counts, pc) / self.n_samples)
+        n, counts = self.n_samples, self.counts
+        if method == "pseudo-count":
+            return np.log(np.where(counts > 0, counts, pc) / n)
+        if method != "good-turing":
+            raise ValueError(f"method must be 'good-turing' or 'pseudo-count', got {method!r}")
+        unseen = int(np.sum(counts == 0))
+        if unseen == 0:
+            return np.log(counts / n)
+        missing = min(1.0, (np.sum(counts == 1) + 3.0) / n)
+        return np.log(np.where(counts > 0, counts / n, missing / unseen))
 
 
 def cell_volumes(

@@ -25,8 +25,12 @@ def test_exact_areas_with_bias():
     assert np.all(np.abs(res.fractions - want) <= 4 * np.sqrt(want * (1 - want) / 40000) + 1e-12)
     assert res.n_no_hit == 1 and res.counts[2] == 0
     np.testing.assert_allclose(res.stderr, np.sqrt(res.fractions * (1 - res.fractions) / 40000))
-    lp = res.log_p()
+    lp = res.log_p("pseudo-count")
     assert lp[2] == pytest.approx(math.log(0.5 / 40000)) and np.all(np.isfinite(lp))
+    gt = res.log_p()  # Good-Turing: no token hit once, so the unseen token gets 3/n
+    assert gt[2] == pytest.approx(math.log(3 / 40000)) and gt[0] == pytest.approx(math.log(res.fractions[0]))
+    with pytest.raises(ValueError, match="method"):
+        res.log_p("drop")
 
 
 def test_no_bias_is_argmax_not_voronoi():
