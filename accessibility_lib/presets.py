@@ -39,6 +39,41 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "paper": {"model_name": "EleutherAI/pythia-160m", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128, 256, 512],
                   "n_prompts": 16, "n_pairs": 400, "pair_m": 32, "q": 1.0},
     },
+    # Chapter 5 (book/05_support.ipynb): models are load_model names (skipped when not available;
+    # "random-tiny" = untrained GPT-NeoX); n_prompts random prompts at each of the lengths (tokens);
+    # cell_samples uniform points in the fitted ellipsoid for the argmax-cell volumes, capped per model
+    # at cell_flops/(2·d·|V|); eps_convention a name in precision.CONVENTIONS.
+    "support": {
+        "smoke": {"models": ["nano"], "n_prompts": 16, "lengths": [4, 8], "cell_samples": 2000, "cell_flops": 1e10,
+                  "eps_convention": "replication", "source": "random", "device": "cpu", "token_budget": 4096},
+        "nano": {"models": ["nano", "smollm2-135m", "gemma-3-270m"], "n_prompts": 64, "lengths": [4, 16, 64],
+                 "cell_samples": 20000, "cell_flops": 1.2e12, "eps_convention": "replication", "source": "random",
+                 "device": "cpu", "token_budget": 4096},
+        "paper": {"models": ["EleutherAI/pythia-160m", "EleutherAI/pythia-410m", "EleutherAI/pythia-1b", "Qwen/Qwen2.5-0.5B",
+                             "Qwen/Qwen2.5-1.5B", "meta-llama/Llama-3.2-1B", "google/gemma-3-270m"],
+                  "n_prompts": 10000, "lengths": [4, 16, 64, 256, 1024], "cell_samples": 10**7, "cell_flops": 1e18,
+                  "eps_convention": "replication", "source": "random", "device": "cuda", "token_budget": 65536},
+    },
+    # Chapter 6 (book/06_copying.ipynb): bases are "scratch" (GPT-NeoX from scratch, one run per entry of
+    # widths) or pretrained names cut to the task alphabet (widths ignored); train_max_lens: the first is
+    # used for every model, the others for the first model only; strings of the training split with
+    # lengths in [train_min_len, train_max_len]; eval_lengths, n_strings held-out strings per length.
+    "copying": {
+        "smoke": {"alphabet_size": 8, "bases": ["scratch"], "widths": [32], "n_layers": 2, "n_heads": 2, "context": 64,
+                  "train_min_len": 1, "train_max_lens": [4], "batch_size": 32, "lr": 3e-3, "warmup_steps": 30,
+                  "max_steps": 300, "check_every": 25, "eval_lengths": [2, 3, 4, 5, 6, 8], "n_strings": 50,
+                  "device": "cpu", "seed": 0},
+        "nano": {"alphabet_size": 26, "bases": ["scratch"], "widths": [32, 64], "n_layers": 2, "n_heads": 2,
+                 "context": 64, "train_min_len": 1, "train_max_lens": [8, 12], "batch_size": 32, "lr": 3e-3,
+                 "warmup_steps": 30, "max_steps": 2500, "check_every": 25,
+                 "eval_lengths": [2, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 20, 24], "n_strings": 50, "device": "cpu",
+                 "seed": 0},
+        "paper": {"alphabet_size": 26, "bases": ["EleutherAI/pythia-160m", "EleutherAI/pythia-410m"], "widths": [],
+                  "n_layers": None, "n_heads": None, "context": 2048, "train_min_len": 5, "train_max_lens": [50, 25],
+                  "batch_size": 32, "lr": 5e-5, "warmup_steps": 200, "max_steps": 10000, "check_every": 200,
+                  "eval_lengths": [10, 20, 30, 40, 50, 60, 70, 80, 100, 125, 150, 200, 250, 300, 400, 500, 600, 800, 1000],
+                  "n_strings": 50, "device": "cuda", "seed": 0},
+    },
 }
 
 

@@ -1,0 +1,201 @@
+"""The support-refinement pipeline of chapter 5: embeddings → geometry → cell volumes → Table 1.
+
+One call per model, :func:`analyse_model`, runs the paper's Section 5.2–5.3 measurement:
+
+1. sample last-layer embeddings of N prompts at each length ℓ (:mod:`accessibility_lib.embeddings`);
+2. fit the ball, the enclosing cone and the box-implied ellipsoid (:mod:`accessibility_lib.geometry`),
+   once on all samples and once per longest length ℓ (the paper's Fig 9);
+3. measure the argmax-cell volume fractions D inside the ellipsoid (:func:`accessibility_lib.cells.cell_volumes`);
+4. turn them into slopes (tokens per prompt vector) under one explicit ε convention
+   (:mod:`accessibility_lib.precision`): ball, cone, ellipsoid (:mod:`accessibility_lib.bounds`) and
+   ellipsoid + non-uniform cells (:func:`accessibility_lib.convolution.refined_slope`).
+
+ε is fixed once per model from the fit on all samples, ε = convention.eps(r = max‖h‖₂, r_inf = max|h_i|),
+and the same ε is used in every row, so the rows differ only by the support model.
+Heavy results go to the result store (embeddings per chunk, cell counts per region).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from . import bounds, convolution, geometry, precision
+from ._checks import check_int
+from .cells import CellVolumes, cell_volumes
+from .embeddings import sample_embeddings
+from .results import ResultStore
+
+__all__ = ["load_available", "random_tiny_handle", "ModelSupport", "analyse_model", "table_rows", "html_table", "read_csv"]
+
+
+def random_tiny_handle(seed: int = 0):
+    """A random-weight GPT-NeoX (d = 64, |V| = 512, 2 layers) wrapped as a model handle.
+
+    Stands in when no trained model is available (e.g. before ``nano`` is shipped), so the chapter
+    always runs; its numbers describe an untrained network, and the chapter says so.
+    """
+    import transformers
+
+    from .models import wrap_model
+
+    cfg = transformers.GPTNeoXConfig(
+        vocab_size=512, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
+        max_position_embeddings=256,
+    )
+    torch.manual_seed(seed)
+    model = transformers.GPTNeoXForCausalLM(cfg).eval()
+
+    class _Tok:
+        all_special_ids = [0]
+        pad_token_id = 0
+        pad_token = "<pad>"
+
+        def __len__(self):
+            return 512
+
+    return wrap_model(model, _Tok(), name="random-tiny", verify=False)
+
+
+def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float32, fallback: bool = True):
+    """Load every model in ``names`` that is available offline; note the others.
+
+    Returns:
+        ``(handles, notes)``: a list of ``(name, handle)`` and a list of one-line reasons for the
+        models skipped. When none loads and ``fallback`` is set, ``random-tiny`` is used.
+    """
+    from .models import load_model
+
+    handles, notes = [], []
+    for name in names:
+        if name == "random-tiny":
+            handles.append((name, random_tiny_handle()))
+            continue
+        try:
+            handles.append((name, load_model(name, device=device, dtype=dtype)))
+        except ValueError as exc:  # ModelNotAvailableError is a ValueError
+            notes.append(f"{name}: skipped ({str(exc).splitlines()[0][:160]})")
+    if not handles and fallback:
+        notes.append("no listed model is available: using random-tiny (an untrained GPT-NeoX) instead")
+        handles.append(("random-tiny", random_tiny_handle()))
+    return handles, notes
+
+
+@dataclass
+class ModelSupport:
+    """What :func:`analyse_model` measured for one model (see the module docstring)."""
+
+    name: str
+    d: int
+    vocab_size: int
+    n_prompts: int
+    lengths: list
+    geometry: geometry.SupportGeometry
+    by_length: dict  # ℓ -> SupportGeometry of the samples with length ≤ ℓ
+    eps: float
+    eps_convention: str
+    cells: CellVolumes
+    slopes: dict = field(default_factory=dict)
+    log_packing: dict = field(default_factory=dict)
+
+
+def _digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def analyse_model(
+    handle,
+    name: str,
+    *,
+    n_prompts: int,
+    lengths,
+    cell_samples: int,
+    cell_flops: float = float("inf"),
+    eps_convention: str = "replication",
+    source: str = "random",
+    token_budget: int = 8192,
+    store: ResultStore | None = None,
+    seed: int = 0,
+) -> ModelSupport:
+    """Run the Section 5.2–5.3 measurement on one model (see the module docstring).
+
+    Raises:
+        ValueError: on bad counts or lengths, an unknown ε convention, or (from the steps) lengths
+            past the context, an fp16 model, degenerate embeddings.
+    """
+    n_prompts = check_int("n_prompts", n_prompts, minimum=2)
+    cell_samples = check_int("cell_samples", cell_samples, minimum=1)
+    vocab = int(handle.d_vocab)
+    # cap the argmax work at cell_flops (2·d·|V| FLOPs a sample), never below 1000 samples
+    cell_samples = min(cell_samples, max(1000, int(min(cell_flops, 1e30) / (2.0 * handle.d_model * vocab))))
+    conv = precision.get(eps_convention)
+    lengths = sorted(int(x) for x in lengths)
+    emb = sample_embeddings(
+        handle, n_prompts, lengths, source=source, seed=seed, token_budget=token_budget, store=store,
+        model_key=name, desc=f"{name}: embeddings",
+    )
+    all_h = np.concatenate([emb[ell] for ell in lengths])  # (N·|lengths|, d)
+    geo = geometry.fit_support(all_h)
+    by_length = {ell: geometry.fit_support(np.concatenate([emb[k] for k in lengths if k <= ell])) for ell in lengths}
+    eps = conv.eps(r=geo.radii["l2"], r_inf=geo.radii["linf"])
+
+    region = geo.ellipsoid
+    key = {
+        "model": name, "region": "ellipsoid", "embeddings": _digest([n_prompts, lengths, source, seed]),
+        "n_samples": cell_samples, "seed": seed, "what": "argmax cell counts",
+    }
+    got = store.get("cell_volumes", key) if store is not None else None
+    if got is not None:
+        cells = CellVolumes(counts=np.asarray(got["counts"]), n_samples=cell_samples, seed=seed)
+    else:
+        cells = cell_volumes(handle.W_U.detach(), handle.b_U.detach(), region, cell_samples, seed=seed, progress_desc=f"{name}: cells")
+        if store is not None:
+            store.put("cell_volumes", key, {"n_no_hit": cells.n_no_hit}, arrays={"counts": cells.counts})
+
+    log_packing = {
+        "ball": geo.ball.log_packing(eps),
+        "cone": geo.cone.log_packing(eps),
+        "ellipsoid": geo.ellipsoid.log_packing(eps),
+    }
+    slopes = dict(geo.slopes(eps, vocab))
+    slopes["ellipsoid + non-uniform cells"] = convolution.refined_slope(cells.log_p(), log_packing["ellipsoid"])
+    slopes["ball, replication (2r/ε = 4096)"] = bounds.ball_slope(geo.d, 1.0, 2.0**-11, vocab)  # d·ln 4097/ln|V|
+    return ModelSupport(
+        name=name, d=geo.d, vocab_size=vocab, n_prompts=n_prompts, lengths=lengths, geometry=geo, by_length=by_length,
+        eps=eps, eps_convention=conv.name, cells=cells, slopes=slopes, log_packing=log_packing,
+    )
+
+
+def table_rows(results: list[ModelSupport]) -> list[dict]:
+    """One row per support model, one column per model: the rebuilt Table 1 (tokens per prompt vector)."""
+    order = ["ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ball, replication (2r/ε = 4096)"]
+    return [{"support model": row, **{r.name: round(r.slopes[row], 2) for r in results}} for row in order]
+
+
+def html_table(rows: list[dict], index: str | None = None):
+    """An ``IPython.display.HTML`` table of ``rows`` (dicts with the same keys), first column ``index``."""
+    import html
+
+    from IPython.display import HTML
+
+    if not rows:
+        return HTML("<p>(no rows)</p>")
+    cols = list(rows[0])
+    if index in cols:
+        cols.remove(index)
+        cols.insert(0, index)
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in rows)
+    return HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+def read_csv(path) -> list[dict]:
+    """Rows of a small CSV file as dicts of strings (the chapter's reference tables)."""
+    import csv
+
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
