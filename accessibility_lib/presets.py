@@ -27,6 +27,21 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "nano": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8]},
         "paper": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8, 16]},
     },
+    # Chapter 2 (book/02_argmax_cells.ipynb): model_name any load_model name; prompts the three prompts whose
+    # last-layer embeddings span the plane (the paper's Fig 1); resolution pixels per side of the main slice;
+    # extent its half-width in units of the anchors' spread; zooms the explorer's extents; n_labels cells in
+    # colour; n_samples natural-text windows for the principal plane.
+    "argmax_cells": {
+        "smoke": {"model_name": "nano", "prompts": ["The quick brown fox", "https://", "In a distant future"],
+                  "resolution": 48, "extent": 1.5, "zooms": [1.5, 6.0], "explorer_resolution": 32, "n_labels": 6,
+                  "n_samples": 16, "device": "cpu"},
+        "nano": {"model_name": "smollm2-135m", "prompts": ["The quick brown fox", "https://", "In a distant future"],
+                 "resolution": 400, "extent": 1.5, "zooms": [0.5, 1.0, 1.5, 3.0, 6.0, 12.0, 24.0, 48.0],
+                 "explorer_resolution": 200, "n_labels": 12, "n_samples": 64, "device": "cpu"},
+        "paper": {"model_name": "Qwen/Qwen2.5-0.5B", "prompts": ["The quick brown fox", "https://", "In a distant future"],
+                  "resolution": 800, "extent": 1.5, "zooms": [0.5, 1.0, 1.5, 3.0, 6.0, 12.0, 24.0, 48.0],
+                  "explorer_resolution": 300, "n_labels": 12, "n_samples": 256, "device": "cuda"},
+    },
     # Chapter 4 (book/04_mean_field.ipynb): model_name is the GPT-NeoX whose weights the position-free
     # variant reuses ("tiny" = random 2-layer GPT-NeoX, no file); real_models are shipped models of other
     # architectures measured as they are (skipped when not fetched); ms the prompt lengths of the
