@@ -298,6 +298,7 @@ class Slice:
         plane: the :class:`Plane`.
         center: (2,) plane coordinates of the grid centre; half_width: its half side length.
         n_cells_plane: how many argmax cells meet the whole infinite plane (hull count).
+        n_voronoi_plane: how many Voronoi cells meet the whole plane (-1 when not computed).
     """
 
     tokens: np.ndarray
@@ -308,6 +309,7 @@ class Slice:
     center: np.ndarray
     half_width: float
     n_cells_plane: int
+    n_voronoi_plane: int = -1
 
     @property
     def n_cells(self) -> int:
@@ -370,12 +372,13 @@ def argmax_slice(plane: Plane, W_U, b_U=None, *, resolution: int = 200, extent: 
     check = torch.as_tensor(np.stack([cu.ravel(), cv.ravel(), np.ones(cu.size)], axis=1))
     coef = _plane_coefficients(plane, W_U, b_U)
     tokens = _slice_ids(coef, uv1, check).reshape(resolution, resolution)
-    vor = None
+    vor, n_vor = None, -1
     if voronoi:
         vcoef = _plane_coefficients(plane, W_U, voronoi=True)
         vor = _slice_ids(vcoef, uv1, check).reshape(resolution, resolution)
+        n_vor = int(plane_candidates(vcoef).size)
     n_plane = int(plane_candidates(coef).size)
-    return Slice(tokens=tokens, voronoi=vor, u=u, v=v, plane=plane, center=c, half_width=hw, n_cells_plane=n_plane)
+    return Slice(tokens=tokens, voronoi=vor, u=u, v=v, plane=plane, center=c, half_width=hw, n_cells_plane=n_plane, n_voronoi_plane=n_vor)
 
 
 # ----------------------------------------------------------------------------------------------
