@@ -5,7 +5,7 @@ Jupyter Book always enables ``sphinx_thebe``, which writes an inline script hold
 launch buttons, so both are dropped here. Then every page's script and stylesheet list is checked:
 a remote one (``//`` or ``scheme://``) is reported as a Sphinx warning, which fails the book build
 (``-W``). The widget runtime and MathJax are served from ``_static/abx`` (scripts/vendor_assets.py,
-TOOLCHAIN.md "Widgets in a static site").
+TOOLCHAIN.md "Widgets in a static site"); they are re-copied after every build, also an up-to-date one.
 
 Enabled in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
@@ -52,7 +52,26 @@ def _strip_and_check(app: Any, pagename: str, templatename: str, context: dict, 
                 )
 
 
+def _refresh_vendor(app: Any, exception: Exception | None) -> None:
+    """Re-copy book/_vendor into _static after every build.
+
+    Sphinx copies static files only when some page is rewritten, so an updated widget runtime
+    (a new npm version, a changed require_config.js) would otherwise stay stale in an up-to-date build.
+    """
+    if exception is not None or getattr(app.builder, "format", None) != "html":
+        return
+    from pathlib import Path
+
+    from sphinx.util.fileutil import copy_asset
+
+    for entry in app.config.html_static_path:
+        src = Path(app.confdir) / entry
+        if src.name == "_vendor" and src.is_dir():
+            copy_asset(str(src), str(Path(app.outdir) / "_static"))
+
+
 def setup(app: Any) -> dict[str, Any]:
     # priority > 500: run after other extensions have added their assets to the page context
     app.connect("html-page-context", _strip_and_check, priority=900)
+    app.connect("build-finished", _refresh_vendor)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

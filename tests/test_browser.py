@@ -140,6 +140,8 @@ def test_sliders_recompute_offline(site: Path) -> None:
                     else external.append(req.url))
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
+            missing: list[str] = []  # local files the page asked for and did not find (e.g. icon fonts)
+            page.on("requestfailed", lambda req: missing.append(req.url) if req.url.startswith("file:") else None)
             page.goto((site / "book" / "01_theory.html").as_uri())
             page.wait_for_selector('[data-testid="out-C"]', timeout=60_000)
             before = _check_against_bounds(page)
@@ -159,6 +161,7 @@ def test_sliders_recompute_offline(site: Path) -> None:
             assert page.locator('[data-testid="curve"]').count() == 1
             page.wait_for_timeout(500)  # let late requests (fonts, MathJax components) show up
             assert errors == []
+            assert missing == [], f"local files missing from the site: {missing[:5]}"
         finally:
             browser.close()
     assert external == [], f"the page made {len(external)} requests outside the local site: {external[:5]}"

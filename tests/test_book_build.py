@@ -1,0 +1,57 @@
+"""The book's build configuration turns a failing chapter into a failing build.
+
+Builds a one-page book holding a notebook that raises, with the repository's own ``_config.yml`` and
+the ``make book`` command line (``jupyter-book build . -W -n --keep-going``): it must exit non-zero
+and name the error (``nb_execution_raise_on_error: true`` under ``sphinx: config``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _build(work: Path) -> subprocess.CompletedProcess:
+    jb = Path(sys.executable).with_name("jupyter-book")
+    env = dict(os.environ, ACCESSIBILITY_BOOK_BUILD="1")
+    return subprocess.run([str(jb), "build", ".", "-W", "-n", "--keep-going"], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _book(work: Path, source: str) -> None:
+    shutil.copy(ROOT / "_config.yml", work / "_config.yml")
+    (work / "_toc.yml").write_text("format: jb-book\nroot: book/page\n")
+    (work / "book").mkdir()
+    shutil.copy(ROOT / "book" / "references.bib", work / "book" / "references.bib")
+    vendor = ROOT / "book" / "_vendor"
+    if vendor.is_dir():
+        (work / "book" / "_vendor").symlink_to(vendor, target_is_directory=True)
+    else:
+        (work / "book" / "_vendor").mkdir()
+    nb = new_notebook(cells=[new_markdown_cell("# A page"), new_code_cell(source)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, work / "book" / "page.ipynb")
+
+
+def test_failing_notebook_fails_the_build(tmp_path: Path) -> None:
+    _book(tmp_path, "raise RuntimeError('chapter broke on purpose')")
+    proc = _build(tmp_path)
+    assert proc.returncode != 0
+    assert "chapter broke on purpose" in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_working_notebook_builds(tmp_path: Path) -> None:
+    """Control: the same one-page book with a working cell builds without a single warning."""
+    _book(tmp_path, "print(1 + 1)")
+    proc = _build(tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
