@@ -84,7 +84,9 @@ def _non_identity_perm(k: int, generator: torch.Generator) -> torch.Tensor:
             return p
 
 
-def permutation_deviation(forward: Forward, X: torch.Tensor, generator: torch.Generator) -> dict[str, np.ndarray]:
+def permutation_deviation(
+    forward: Forward, X: torch.Tensor, generator: torch.Generator, base: ForwardOutput | None = None
+) -> dict[str, np.ndarray]:
     """Deviation from permutation equivariance, L(Xσ) vs L(X)σ, for a random σ fixing the last position.
 
     σ is drawn independently per prompt among the non-identity permutations of the first m − 1
@@ -95,6 +97,7 @@ def permutation_deviation(forward: Forward, X: torch.Tensor, generator: torch.Ge
         forward: ``inputs_embeds -> ForwardOutput``.
         X: (batch, m, d_model) prompts, m ≥ 3.
         generator: torch random generator.
+        base: ``forward(X)`` if already computed (saves one pass).
 
     Returns:
         ``layers``: (batch, L) relative deviation ‖L_l(Xσ) − L_l(X)σ‖ / ‖L_l(X)‖ for layers l = 1..L;
@@ -109,17 +112,20 @@ def permutation_deviation(forward: Forward, X: torch.Tensor, generator: torch.Ge
     perm = torch.stack([torch.cat([_non_identity_perm(m - 1, generator), torch.tensor([m - 1])]) for _ in range(B)])  # (B, m)
     idx = perm[:, :, None]
     Xp = torch.gather(X, 1, idx.expand_as(X))
-    base, moved = forward(X), forward(Xp)
+    base = forward(X) if base is None else base
+    moved = forward(Xp)
     layers = [_rel_dev(hp, torch.gather(h, 1, idx.expand_as(h))) for h, hp in zip(base.hidden_states[1:], moved.hidden_states[1:])]
     tv = total_variation(moved.last_probs(), base.last_probs())
     return {"layers": torch.stack(layers, 1).numpy(), "tv": tv.numpy()}
 
 
-def duplication_deviation(forward: Forward, X: torch.Tensor) -> dict[str, np.ndarray]:
+def duplication_deviation(forward: Forward, X: torch.Tensor, base: ForwardOutput | None = None) -> dict[str, np.ndarray]:
     """Deviation from duplication invariance, L([X, X]) vs [L(X), L(X)], per layer and at the last position.
 
     All 2m positions of the doubled prompt are compared with the tiled single-prompt states (for a
     causal model the first copy matches trivially; the second copy is where duplication shows).
+
+    ``base`` is ``forward(X)`` if already computed.
 
     Returns:
         ``layers``: (batch, L) relative deviations for layers 1..L; ``tv``: (batch,) total variation
@@ -130,7 +136,8 @@ def duplication_deviation(forward: Forward, X: torch.Tensor) -> dict[str, np.nda
     """
     if X.ndim != 3 or X.shape[1] < 1:
         raise ValueError(f"X must have shape (batch, m >= 1, d_model), got {tuple(X.shape)}")
-    base, doubled = forward(X), forward(torch.cat([X, X], dim=1))
+    base = forward(X) if base is None else base
+    doubled = forward(torch.cat([X, X], dim=1))
     layers = [_rel_dev(h2, torch.cat([h, h], 1)) for h, h2 in zip(base.hidden_states[1:], doubled.hidden_states[1:])]
     tv = total_variation(doubled.last_probs(), base.last_probs())
     return {"layers": torch.stack(layers, 1).numpy(), "tv": tv.numpy()}
@@ -155,7 +162,8 @@ def structural_sweep(
     out: dict[str, list] = {"perm_layers": [], "perm_tv": [], "dup_layers": [], "dup_tv": []}
     for m in progress(ms, desc=desc):
         X = random_prompts(embedding, n_prompts, m, gen)
-        p, d = permutation_deviation(forward, X, gen), duplication_deviation(forward, X)
+        base = forward(X)
+        p, d = permutation_deviation(forward, X, gen, base), duplication_deviation(forward, X, base)
         out["perm_layers"].append(p["layers"]), out["perm_tv"].append(p["tv"])
         out["dup_layers"].append(d["layers"]), out["dup_tv"].append(d["tv"])
     result = {k: np.stack(v) for k, v in out.items()}

@@ -115,8 +115,8 @@ def neox_forward(model: object, inputs_embeds: torch.Tensor, *, causal: bool = T
         position_ids = torch.arange(T, device=x.device).unsqueeze(0)  # (1, T)
         cos, sin = base.rotary_emb(x, position_ids=position_ids)  # (1, T, rotary_dim)
     mask = None
-    if causal:
-        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)  # True above the diagonal: hidden
+    if causal:  # additive: −inf above the diagonal (position i sees j ≤ i only)
+        mask = torch.full((T, T), float("-inf"), dtype=x.dtype, device=x.device).triu(1)  # (T, T)
     h = x
     states = [h]
     for layer in base.layers:
@@ -128,7 +128,7 @@ def neox_forward(model: object, inputs_embeds: torch.Tensor, *, causal: bool = T
             q, k = apply_rotary_pos_emb(q, k, cos, sin)
         scores = torch.matmul(q, k.transpose(2, 3)) * attn.scaling  # (B, H, T, T)
         if mask is not None:
-            scores = scores.masked_fill(mask, float("-inf"))
+            scores = scores + mask
         weights = torch.softmax(scores, dim=-1, dtype=torch.float32).to(q.dtype)
         out = torch.matmul(weights, v).transpose(1, 2).reshape(B, T, d)  # (B, T, d)
         out = attn.dense(out)

@@ -49,8 +49,8 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # W_q-Lipschitz measurement; q the Wasserstein order. Everything runs on CPU.
     "mean_field": {
         "smoke": {"model_name": "tiny", "real_models": [], "ms": [3, 6, 12], "n_prompts": 2, "n_pairs": 8, "pair_m": 6, "q": 1.0},
-        "nano": {"model_name": "nano", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128], "n_prompts": 6,
-                 "n_pairs": 60, "pair_m": 16, "q": 1.0},
+        "nano": {"model_name": "nano", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128], "n_prompts": 4,
+                 "n_pairs": 48, "pair_m": 16, "q": 1.0},
         "paper": {"model_name": "EleutherAI/pythia-160m", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128, 256, 512],
                   "n_prompts": 16, "n_pairs": 400, "pair_m": 32, "q": 1.0},
     },
