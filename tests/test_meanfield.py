@@ -232,3 +232,29 @@ def test_bad_model_and_prompt_inputs(model):
         meanfield.lipschitz_pairs(f, model.get_input_embeddings().weight, 2, 3)
     with pytest.raises(ValueError, match="embedding must be"):
         meanfield.random_prompts(torch.zeros(3), 1, 2, torch.Generator())
+
+
+# ---------------------------------------------------------------- the shipped nano model (skipped until trained)
+def test_nano_structural_facts():
+    nano, note = positionfree.load_hf("nano")
+    if nano is None:
+        pytest.skip(note)
+    gen = torch.Generator().manual_seed(5)
+    X = meanfield.random_prompts(nano.get_input_embeddings().weight, 2, 10, gen)  # (2, 10, d): hard prompts
+    with torch.no_grad():
+        ref = nano(inputs_embeds=X).logits
+    assert torch.allclose(neox_forward(nano, X).logits, ref, atol=1e-4, rtol=1e-4)
+    free = positionfree.make_forward(nano, "no mask, no positions")
+    assert meanfield.permutation_deviation(free, X, gen)["tv"].max() < 1e-5
+    assert meanfield.duplication_deviation(free, X)["tv"].max() < 1e-5
+    shipped = positionfree.make_forward(nano, "shipped (causal + rotary)")
+    assert meanfield.duplication_deviation(shipped, X)["layers"].min() > 1e-3
+
+
+@pytest.mark.realmodel("smollm2-135m")
+def test_smollm2_is_not_a_map_on_measures():
+    real, note = positionfree.load_hf("smollm2-135m")
+    assert real is not None, note
+    f = positionfree.make_forward(real, "shipped (causal + rotary)")
+    X = meanfield.random_prompts(real.get_input_embeddings().weight, 1, 8, torch.Generator().manual_seed(0))
+    assert meanfield.duplication_deviation(f, X)["tv"].min() > 1e-4
