@@ -54,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-around", type=int, default=0)
     ap.add_argument("--start-natural", type=int, default=16)
     ap.add_argument("--start-random", type=int, default=10)
+    ap.add_argument("--sources", default="natural,random", help="comma-separated: natural, random")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a loaded shared machine)")
     ap.add_argument("--out", default="book/data/real_model_cramming.json")
     args = ap.parse_args(argv)
@@ -71,7 +72,9 @@ def main(argv: list[str] | None = None) -> int:
                      "n_around": args.n_around},
         "sources": {},
     }
-    for kind, start in (("natural", args.start_natural), ("random", args.start_random)):
+    starts = {"natural": args.start_natural, "random": args.start_random}
+    for kind in args.sources.split(","):
+        start = starts[kind]
         src = target_source(handle, kind)
         ts = time.time()
         res = find_n50(handle, src, args.m, args.n_targets, store=store, model_name=args.model,
