@@ -6,6 +6,8 @@ own ``_config.yml`` and vendored widget runtime (book/_vendor, from scripts/setu
 ``file://`` in Debian's headless Chromium (Playwright, never a downloaded browser), moves every slider
 and checks the displayed C and n* against :mod:`accessibility_lib.bounds` to 4 significant digits.
 Every request that is not ``file:``/``data:``/``blob:`` is aborted and counted; the count must be 0.
+A last test starts JupyterLab on 127.0.0.1 and checks the same widget live: it renders, recomputes on
+a slider move, and the moved value reaches the kernel.
 
 Needs: /usr/bin/chromium (``scripts/setup.sh --browser``), node_modules + book/_vendor (``scripts/setup.sh``).
 """
@@ -165,3 +167,77 @@ def test_sliders_recompute_offline(site: Path) -> None:
         finally:
             browser.close()
     assert external == [], f"the page made {len(external)} requests outside the local site: {external[:5]}"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_live_in_jupyterlab(tmp_path: Path) -> None:
+    """In JupyterLab the same widget renders, recomputes on a slider move, and syncs the value to the kernel."""
+    import socket
+    import time
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.fail("/usr/bin/chromium is missing: run `bash scripts/setup.sh --browser` (apt-get install chromium)")
+    nb = new_notebook(cells=[
+        new_code_cell("from accessibility_lib.widgets import BoundExplorer\nw = BoundExplorer()\nw"),
+        new_code_cell("print('KERNEL', w.d, repr(w.values()['C']))"),
+    ])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "live.ipynb")
+    port = _free_port()
+    jupyter = Path(sys.executable).with_name("jupyter")
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    lab = subprocess.Popen(
+        [str(jupyter), "lab", "--no-browser", "--allow-root", f"--port={port}", "--ServerApp.ip=127.0.0.1",
+         "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+         f"--ServerApp.root_dir={tmp_path}", "--LabApp.news_url=",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=open(tmp_path / "lab.log", "w"), stderr=subprocess.STDOUT, env=env)
+    external: list[str] = []
+    try:
+        for _ in range(240):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        local = (f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", "data:", "blob:")
+        with playwright.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1200, "height": 900})
+                page.on("request", lambda req: None if req.url.startswith(local) else external.append(req.url))
+                page.goto(f"http://127.0.0.1:{port}/lab/tree/live.ipynb")
+                page.wait_for_selector(".jp-Notebook", timeout=90_000)
+                page.wait_for_timeout(2000)
+                page.keyboard.press("Escape")
+                page.click("text=Run", timeout=30_000)
+                page.click("text=Run All Cells", timeout=30_000)
+                page.wait_for_selector('[data-testid="out-C"]', timeout=90_000)
+                assert float(page.inner_text('[data-testid="out-C"]')) == pytest.approx(590.091, rel=1e-6)
+                page.locator('[data-testid="slider-d"]').evaluate(
+                    "(el) => { el.value = '2048'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+                expected = bounds.ball_slope(2048, 1.0, 2.0**-11, 50304)
+                assert _close4(float(page.inner_text('[data-testid="out-C"]')), expected)
+                page.wait_for_timeout(1000)  # let the new value reach the kernel
+                page.locator(".jp-Cell").nth(1).click()
+                page.keyboard.press("Shift+Enter")
+                page.wait_for_selector("text=KERNEL 2048", timeout=60_000)
+                text = next(t for t in page.locator(".jp-OutputArea-output").all_inner_texts() if "KERNEL" in t)
+                assert _close4(float(text.split()[2]), expected)
+            finally:
+                browser.close()
+    finally:
+        lab.terminate()
+        lab.wait(15)
+    assert external == [], f"JupyterLab page requested {external[:5]}"
