@@ -52,7 +52,7 @@ code(r"""
 preset = "nano"
 model_name = None  # "nano", "tiny", or any GPT-NeoX name/path load_model accepts
 real_models = None  # e.g. ["smollm2-135m"]
-ms = None  # prompt lengths of the structural sweep
+ms = None  # prompt lengths (>= 3) of the structural sweep; from papermill pass lists with -y "ms: [4, 8]"
 n_prompts = None  # random prompts per length
 n_pairs = None  # prompt pairs for the W_q measurement
 pair_m = None  # their length
@@ -406,7 +406,7 @@ exp(min(0, ln #accessible − n·ln 30)), a step at n* followed by a fall of ln 
 
 code(r"""
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
-n_grid = np.arange(0, 2001, 5)
+n_grid = np.arange(0, 401, 2)
 for c, (d, ratio) in enumerate([(1, 4.0), (2, 4.0), (3, 4.0), (2, 8.0)]):
     lf = [bounds.mean_field_log_accessible_fraction(d, ratio / 2, 1.0, 30, int(n), params["q"]) for n in n_grid]
     ax.plot(n_grid, np.array(lf) / math.log(10), color=plotting.PALETTE[c], label=f"d = {d}, 2r/ε = {ratio:g}")
