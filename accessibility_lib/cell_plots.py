@@ -53,6 +53,7 @@ def draw_cells(
     *,
     k: int = 12,
     tokens: np.ndarray | None = None,
+    shown: np.ndarray | None = None,
     anchor_names: Sequence[str] | None = None,
     legend: bool = True,
     title: str | None = None,
@@ -65,12 +66,17 @@ def draw_cells(
         label: token id -> readable text (e.g. ``ModelHandle.token_str``).
         k: cells drawn in colour, by area; "other" (grey) for the rest.
         tokens: image to draw instead of ``sl.tokens`` (e.g. ``sl.voronoi``).
+        shown: the token ids to colour, in colour order (default: the image's k largest cells); pass
+            the same ``shown`` to several panels so that a token keeps its colour.
         anchor_names: names of the plane's anchors, marked as black stars with labels.
         legend: add a legend of the coloured cells.
     """
     img = sl.tokens if tokens is None else tokens
-    shown, frac = top_tokens(img, k)
+    if shown is None:
+        shown, _ = top_tokens(img, k)
+    shown = np.asarray(shown)
     idx = _index_image(img, shown)
+    frac = np.array([np.mean(img == t) for t in shown])
     colors = np.concatenate([token_colors(len(shown)), [plt.matplotlib.colors.to_rgba(OTHER_GREY)]])
     ext = [sl.u[0] - (sl.u[1] - sl.u[0]) / 2, sl.u[-1] + (sl.u[1] - sl.u[0]) / 2, sl.v[0] - (sl.v[1] - sl.v[0]) / 2, sl.v[-1] + (sl.v[1] - sl.v[0]) / 2]
     ax.imshow(idx, origin="lower", extent=ext, cmap=ListedColormap(colors), vmin=-0.5, vmax=len(shown) + 0.5, interpolation="nearest")

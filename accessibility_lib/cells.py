@@ -244,25 +244,32 @@ def pca_plane(samples) -> Plane:
     return Plane(origin=origin, basis=basis, scale=2.0 * std1, anchors_uv=uv)
 
 
-def _plane_coefficients(plane: Plane, W_U, b_U=None, *, voronoi: bool = False) -> torch.Tensor:
-    """(V, 3) float64 coefficients [p, q, a] with score_i(u, v) = a_i + u p_i + v q_i on the plane.
-
-    argmax: scores are logits (W_U x + b_U). voronoi: f_i . x - ||f_i||^2 / 2 (no bias).
+def _plane_coefficients(plane: Plane, W_U, b_U=None, *, voronoi: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(V, 3) float64 coefficients [p, q, a] with score_i(u, v) = a_i + u p_i + v q_i on the plane,
+    for the logits (W_U x + b_U), and (if ``voronoi``) for the nearest-row scores f_i . x - ||f_i||^2 / 2
+    (no bias), from one pass over W_U. Returns (coef, voronoi_coef or None).
     """
     W = _as_tensor("W_U", W_U, 2)
     if W.shape[1] != plane.origin.shape[0]:
         raise ValueError(f"W_U must have shape (d_vocab, d_model={plane.origin.shape[0]}), got {tuple(W.shape)}")
     B = torch.cat([plane.basis, plane.origin[None]], dim=0).to(device=W.device)  # (3, d)
-    coef = torch.cat([(W[v0 : v0 + 16384].to(torch.float64) @ B.T).cpu() for v0 in range(0, W.shape[0], 16384)])  # (V, 3)
+    coefs, sqs = [], []
+    for v0 in range(0, W.shape[0], 16384):
+        Wc = W[v0 : v0 + 16384].to(torch.float64)  # (c, d)
+        coefs.append((Wc @ B.T).cpu())  # (c, 3)
+        if voronoi:
+            sqs.append((Wc * Wc).sum(1).cpu())
+    coef = torch.cat(coefs)
+    vcoef = None
     if voronoi:
-        sq = torch.cat([(W[v0 : v0 + 16384].to(torch.float64) ** 2).sum(1).cpu() for v0 in range(0, W.shape[0], 16384)])
-        coef[:, 2] -= 0.5 * sq
-    elif b_U is not None:
+        vcoef = coef.clone()
+        vcoef[:, 2] -= 0.5 * torch.cat(sqs)
+    if b_U is not None:
         b = _as_tensor("b_U", b_U, 1)
         if b.shape[0] != W.shape[0]:
             raise ValueError(f"b_U must have shape (d_vocab={W.shape[0]},), got {tuple(b.shape)}")
         coef[:, 2] += b.detach().to(device="cpu", dtype=torch.float64)
-    return coef
+    return coef, vcoef
 
 
 def plane_candidates(coef: torch.Tensor) -> np.ndarray:
@@ -322,15 +329,17 @@ class Slice:
         return float("nan") if self.voronoi is None else float(np.mean(self.voronoi != self.tokens))
 
 
-def _slice_ids(coef: torch.Tensor, uv1: torch.Tensor, check_uv1: torch.Tensor) -> np.ndarray:
+def _slice_ids(coef: torch.Tensor, uv1: torch.Tensor, check_uv1: torch.Tensor) -> tuple[np.ndarray, int]:
+    """Grid ids (N,) over the hull candidates, and the number of cells meeting the whole plane."""
     cand = torch.as_tensor(plane_candidates(coef))
+    n_plane = int(cand.numel())
     # safety net: on a coarse grid, the winners over all tokens must be candidates
-    full = argmax_tokens(check_uv1, coef, point_chunk=256)
+    full = argmax_tokens(check_uv1, coef, point_chunk=512)
     missing = torch.as_tensor(np.setdiff1d(full.numpy(), cand.numpy()))
     if missing.numel():
         cand = torch.sort(torch.cat([cand, missing])).values
-    ids = argmax_tokens(uv1, coef[cand], chunk=4096, point_chunk=8192)
-    return cand[ids].numpy()
+    ids = argmax_tokens(uv1, coef[cand], chunk=4096, point_chunk=16384)
+    return cand[ids].numpy(), n_plane
 
 
 def argmax_slice(plane: Plane, W_U, b_U=None, *, resolution: int = 200, extent: float = 1.5, center=(0.0, 0.0), voronoi: bool = True) -> Slice:
@@ -367,17 +376,16 @@ def argmax_slice(plane: Plane, W_U, b_U=None, *, resolution: int = 200, extent: 
     u, v = c[0] + offs, c[1] + offs
     uu, vv = np.meshgrid(u, v)  # (res, res): rows = v
     uv1 = torch.as_tensor(np.stack([uu.ravel(), vv.ravel(), np.ones(uu.size)], axis=1))  # (N, 3)
-    cg = np.linspace(-hw, hw, 33)
+    cg = np.linspace(-hw, hw, 17)
     cu, cv = np.meshgrid(c[0] + cg, c[1] + cg)
     check = torch.as_tensor(np.stack([cu.ravel(), cv.ravel(), np.ones(cu.size)], axis=1))
-    coef = _plane_coefficients(plane, W_U, b_U)
-    tokens = _slice_ids(coef, uv1, check).reshape(resolution, resolution)
+    coef, vcoef = _plane_coefficients(plane, W_U, b_U, voronoi=voronoi)
+    tokens, n_plane = _slice_ids(coef, uv1, check)
+    tokens = tokens.reshape(resolution, resolution)
     vor, n_vor = None, -1
     if voronoi:
-        vcoef = _plane_coefficients(plane, W_U, voronoi=True)
-        vor = _slice_ids(vcoef, uv1, check).reshape(resolution, resolution)
-        n_vor = int(plane_candidates(vcoef).size)
-    n_plane = int(plane_candidates(coef).size)
+        vor, n_vor = _slice_ids(vcoef, uv1, check)
+        vor = vor.reshape(resolution, resolution)
     return Slice(tokens=tokens, voronoi=vor, u=u, v=v, plane=plane, center=c, half_width=hw, n_cells_plane=n_plane, n_voronoi_plane=n_vor)
 
 

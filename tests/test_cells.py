@@ -133,3 +133,27 @@ def test_pca_plane():
     assert pl.anchors_uv.shape == (500, 2)
     with pytest.raises(ValueError, match="two directions"):
         cells.pca_plane(torch.ones(5, 10, dtype=torch.float64))
+
+
+def test_drawing_and_static_explorer():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from accessibility_lib import cell_plots
+
+    W, b, x = _rand(V=300, d=8)
+    s = cells.argmax_slice(cells.plane_through(x[:3]), W, b, resolution=24)
+    ids, frac = cell_plots.top_tokens(s.tokens, 3)
+    assert len(ids) == 3 and np.all(np.diff(frac) <= 0) and frac.sum() <= 1
+    fig, ax = plt.subplots()
+    cell_plots.draw_cells(ax, s, lambda t: f"t{t}", k=3, anchor_names=["a", "b", "c"])
+    cell_plots.draw_disagreement(ax, s)
+    png = cell_plots.figure_png(fig)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    html = cell_plots.slice_explorer_html({"plane A": [("z1", png), ("z2", png)], "plane B": [("z1", png)]}, uid="t1")
+    assert html.count('type="range"') == 1 and html.count("data:image/png;base64,") == 3
+    assert "http" not in html  # self-contained: no CDN, no network
+    with pytest.raises(ValueError, match="non-empty"):
+        cell_plots.slice_explorer_html({"a": []})
