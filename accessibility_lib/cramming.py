@@ -22,6 +22,7 @@ the target from a fresh seed, and the restarts are reported.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,14 +129,16 @@ def greedy_decode(handle, prompts: torch.Tensor, n_new: int) -> torch.Tensor:
     """
     n_new = check_int("n_new", n_new, minimum=1)
     model, dtype, device = handle.model, _model_dtype(handle), _model_device(handle)
+    # transformers 5.x renamed past_key_values to cache; accept both
+    cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
     out = model(inputs_embeds=prompts.to(device=device, dtype=dtype), use_cache=True)
     tok = out.logits[:, -1].argmax(-1)  # (B,)
     tokens = [tok]
-    past = out.past_key_values
+    past = out[cache_kw] if cache_kw in out else out.past_key_values
     for _ in range(n_new - 1):
         emb = handle.embed(tok[:, None]).to(dtype)  # (B, 1, d)
-        out = model(inputs_embeds=emb, past_key_values=past, use_cache=True)
-        past = out.past_key_values
+        out = model(inputs_embeds=emb, use_cache=True, **{cache_kw: past})
+        past = out[cache_kw] if cache_kw in out else out.past_key_values
         tok = out.logits[:, -1].argmax(-1)
         tokens.append(tok)
     return torch.stack(tokens, 1)
@@ -368,6 +371,7 @@ class N50Search:
         bracket: (lo, hi): the largest length with rate ≥ ½ below the smallest with rate < ½.
         runs: optimisation runs actually performed (targets crammed, cached ones excluded).
         cached: runs found in the result store.
+        trials: (L,) targets behind each rate.
     """
 
     n50: float
@@ -377,49 +381,59 @@ class N50Search:
     bracket: tuple[int, int]
     runs: int
     cached: int
+    trials: np.ndarray | None = None
 
 
-def locate_n50(evaluate, n_start: int, n_max: int, *, n_trials: int, rel_tol: float = 0.05,
-               n_around: int = 4, spread: float = 0.25, seed: int = 0) -> N50Search:
-    """Find the 50 % point of a decreasing success curve with few evaluations.
+def locate_n50(evaluate, n_start: int, n_max: int, *, n_trials: int, n_probe: int | None = None,
+               rel_tol: float = 0.1, n_around: int = 4, spread: float = 0.25, seed: int = 0) -> N50Search:
+    """Find the 50 % point of a decreasing success curve with few optimisation runs.
 
-    1. Bracket: from ``n_start`` double n while the rate stays ≥ ½ (or halve it while < ½), capped
-       at ``n_max`` and 1. 2. Bisect the bracket [lo, hi] until hi − lo ≤ max(1, rel_tol·lo).
-    3. Evaluate ``n_around`` more lengths spread over n50·(1 ± ``spread``) (the transition of the
-       paper's curves is about ±15–30 % of n50 wide), then fit the logistic to every length seen.
+    1. Bracket with ``n_probe`` targets a length: from ``n_start`` double n while the rate stays
+       ≥ ½ (or halve it while < ½), capped at ``n_max`` and 1.
+    2. Bisect the bracket [lo, hi] (still ``n_probe`` targets) until hi − lo ≤ max(1, rel_tol·lo).
+    3. Evaluate ``n_around`` lengths spread over n50·(1 ± ``spread``) with all ``n_trials`` targets
+       (the transition of the paper's curves is about ±15–30 % of n50 wide), then fit the logistic to
+       every length seen, each weighted by its number of targets (binomial likelihood).
+
+    The replication code instead sweeps a grid (steps of 100, then 10) with 20 targets a point;
+    ``benchmarks/bench_cramming.py`` counts the runs of both on known curves.
 
     Args:
-        evaluate: callable n -> (success fraction in [0, 1], runs performed, runs cached).
+        evaluate: callable ``(n, count) -> (success fraction of targets 0..count-1, runs performed,
+            runs cached)``; targets must be the same for a given (n, i) whatever ``count``.
         n_start: first length tried (tokens, ≥ 1).
         n_max: longest length allowed (the context limit).
-        n_trials: targets behind each fraction (for the binomial fit).
+        n_trials: targets a length in step 3 (the paper: 20).
+        n_probe: targets a length in steps 1–2 (default: min(n_trials, max(5, n_trials // 4))).
 
     Returns:
         An :class:`N50Search`. If every length up to ``n_max`` succeeds (or even n = 1 fails), the
         fit is flagged degenerate and ``n50`` is NaN.
     """
-    from .fitting import fit_sigmoid
+    from .fitting import SigmoidFit, fit_sigmoid
 
     n_max = check_int("n_max", n_max, minimum=1)
+    n_trials = check_int("n_trials", n_trials, minimum=1)
+    n_probe = min(n_trials, max(5, n_trials // 4)) if n_probe is None else check_int("n_probe", n_probe, minimum=1, maximum=n_trials)
     n = min(check_int("n_start", n_start, minimum=1), n_max)
-    seen: dict[int, float] = {}
+    seen: dict[int, tuple[float, int]] = {}  # n -> (rate, targets)
     runs = cached = 0
 
-    def ev(k: int) -> float:
+    def ev(k: int, count: int) -> float:
         nonlocal runs, cached
-        if k not in seen:
-            rate, r, c = evaluate(k)
-            seen[k] = float(rate)
+        if k not in seen or seen[k][1] < count:
+            rate, r, c = evaluate(k, count)
+            seen[k] = (float(rate), count)
             runs += r
             cached += c
-        return seen[k]
+        return seen[k][0]
 
     lo, hi = None, None
-    if ev(n) >= 0.5:
+    if ev(n, n_probe) >= 0.5:
         lo = n
         while hi is None and lo < n_max:
             k = min(2 * lo, n_max)
-            if ev(k) >= 0.5:
+            if ev(k, n_probe) >= 0.5:
                 lo = k
             else:
                 hi = k
@@ -427,34 +441,33 @@ def locate_n50(evaluate, n_start: int, n_max: int, *, n_trials: int, rel_tol: fl
         hi = n
         while lo is None and hi > 1:
             k = max(hi // 2, 1)
-            if ev(k) >= 0.5:
+            if ev(k, n_probe) >= 0.5:
                 lo = k
             else:
                 hi = k
     if lo is not None and hi is not None:
         while hi - lo > max(1, int(rel_tol * lo)):
             mid = (lo + hi) // 2
-            if ev(mid) >= 0.5:
+            if ev(mid, n_probe) >= 0.5:
                 lo = mid
             else:
                 hi = mid
         centre = 0.5 * (lo + hi)
-        for f in np.linspace(-spread, spread, n_around) if n_around > 1 else [0.0]:
+        for f in np.linspace(-spread, spread, n_around) if n_around > 1 else [0.0] * n_around:
             k = int(round(centre * (1 + f)))
             if 1 <= k <= n_max:
-                ev(k)
+                ev(k, n_trials)
     lengths = np.array(sorted(seen), dtype=np.float64)
-    rates = np.array([seen[int(k)] for k in lengths])
+    rates = np.array([seen[int(k)][0] for k in lengths])
+    trials = np.array([seen[int(k)][1] for k in lengths], dtype=np.float64)
     if lengths.size >= 2:
-        fit = fit_sigmoid(lengths, rates, n_trials, seed=seed)
-    else:  # a single length tried (n_max = 1 or n_start = 1 failing): degenerate by construction
-        from .fitting import SigmoidFit
-
+        fit = fit_sigmoid(lengths, rates, trials, seed=seed)
+    else:  # a single length could be tried (n_max = 1, or n = 1 already fails): degenerate
         side = (">", float(lengths[0])) if rates[0] >= 0.5 else ("<", float(lengths[0]))
         fit = SigmoidFit(float("nan"), float("nan"), float("nan"), (float("nan"),) * 2, 0.95, False,
                          f"only n = {int(lengths[0])} could be tried: n50 {side[0]} {side[1]:g}", side,
                          "none", lengths, rates)
-    return N50Search(fit.n50, fit, lengths, rates, (lo or 0, hi or n_max), runs, cached)
+    return N50Search(fit.n50, fit, lengths, rates, (lo or 0, hi or n_max), runs, cached, trials)
 
 
 def find_n50(
@@ -468,7 +481,8 @@ def find_n50(
     source_name: str | None = None,
     n_start: int | None = None,
     n_max: int | None = None,
-    rel_tol: float = 0.05,
+    n_probe: int | None = None,
+    rel_tol: float = 0.1,
     n_around: int = 4,
     seed: int = 0,
     show_progress: bool = True,
@@ -489,7 +503,7 @@ def find_n50(
         model_name, source_name: labels in the store keys (``source_name`` defaults to
             ``source.name`` or the callable's name).
         n_start: first length tried (default 10·m); n_max: longest (default: context − m + 1).
-        rel_tol, n_around: see :func:`locate_n50`.
+        n_probe, rel_tol, n_around: see :func:`locate_n50` (n_probe targets a length while bracketing).
         seed: target i is crammed from seed + i.
         show_progress: show a progress bar over crammed targets.
         **cram_kwargs: passed to :func:`cram` (max_steps, lr, patience, ...).
@@ -517,9 +531,9 @@ def find_n50(
     bar = progress(total=None, desc=f"cramming m={m} ({name})", disable=not show_progress) \
         if show_progress else None
 
-    def evaluate(n: int):
+    def evaluate(n: int, count: int):
         keys = [{"model": model_name, "source": name, "m": m, "n": n, "target": i, "seed": seed + i,
-                 **settings} for i in range(n_targets)]
+                 **settings} for i in range(count)]
         found = [store.get("cramming", k) if store is not None else None for k in keys]
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
@@ -532,10 +546,10 @@ def find_n50(
                 bar.update(len(todo))
                 bar.set_postfix(n=n, rate=f"{np.mean([f['success'] for f in found]):.2f}")
         rate = float(np.mean([f["success"] for f in found]))
-        return rate, len(todo), n_targets - len(todo)
+        return rate, len(todo), count - len(todo)
 
     try:
-        return locate_n50(evaluate, n_start, n_max, n_trials=n_targets, rel_tol=rel_tol,
+        return locate_n50(evaluate, n_start, n_max, n_trials=n_targets, n_probe=n_probe, rel_tol=rel_tol,
                           n_around=n_around, seed=seed)
     finally:
         if bar is not None:

@@ -47,10 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--m", type=int, default=1)
     ap.add_argument("--n-targets", type=int, default=8)
-    ap.add_argument("--max-steps", type=int, default=300)
-    ap.add_argument("--patience", type=int, default=100)
-    ap.add_argument("--lr", type=float, default=0.05)
-    ap.add_argument("--rel-tol", type=float, default=0.25)
+    ap.add_argument("--max-steps", type=int, default=200)
+    ap.add_argument("--patience", type=int, default=50)
+    ap.add_argument("--lr", type=float, default=0.03)
+    ap.add_argument("--rel-tol", type=float, default=0.35)
+    ap.add_argument("--n-probe", type=int, default=None, help="targets a length while bracketing (default: all)")
+    ap.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16"])
     ap.add_argument("--n-around", type=int, default=0)
     ap.add_argument("--start-natural", type=int, default=16)
     ap.add_argument("--start-random", type=int, default=10)
@@ -61,14 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     t0 = time.time()
     commit = _commit()  # the code that runs is this commit's (recorded at the start)
-    handle = load_model(args.model)
+    handle = load_model(args.model, dtype=getattr(torch, args.dtype))
     store = default_store()
     settings = dict(max_steps=args.max_steps, patience=args.patience, lr=args.lr)
     out = {
         "model": args.model,
         "m": args.m,
         "n_targets": args.n_targets,
-        "settings": {**settings, "betas": [0.9, 0.9], "dtype": "float32", "rel_tol": args.rel_tol,
+        "settings": {**settings, "betas": [0.9, 0.9], "dtype": args.dtype, "rel_tol": args.rel_tol,
+                     "n_probe": args.n_probe or args.n_targets,
                      "n_around": args.n_around},
         "sources": {},
     }
@@ -78,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         src = target_source(handle, kind)
         ts = time.time()
         res = find_n50(handle, src, args.m, args.n_targets, store=store, model_name=args.model,
-                       n_start=start, rel_tol=args.rel_tol, n_around=args.n_around, **settings)
+                       n_start=start, n_probe=args.n_probe or args.n_targets, rel_tol=args.rel_tol, n_around=args.n_around, **settings)
         fit = res.fit
         out["sources"][kind] = {
             "lengths": res.lengths.tolist(),
