@@ -532,8 +532,8 @@ def find_n50(
         if show_progress else None
 
     def evaluate(n: int, count: int):
-        keys = [{"model": model_name, "source": name, "m": m, "n": n, "target": i, "seed": seed + i,
-                 **settings} for i in range(count)]
+        keys = [{"model": model_name, "dtype": str(_model_dtype(handle)), "source": name, "m": m, "n": n,
+                 "target": i, "seed": seed + i, **settings} for i in range(count)]
         found = [store.get("cramming", k) if store is not None else None for k in keys]
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
