@@ -1,0 +1,170 @@
+"""Tests of the copying task (accessibility_lib.copying, copying_model): layout, splits, training, eval, cache."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from accessibility_lib import copying as C
+from accessibility_lib.results import ResultStore
+
+# A tiny config that learns to copy strings of length <= 6 over 8 symbols in ~500 steps (~15 s on a
+# loaded 2-core machine, one thread).
+TINY = dict(alphabet_size=8, d_model=32, n_layers=2, n_heads=2, context=64, train_max_len=6, batch_size=32,
+            lr=3e-3, warmup_steps=30, max_steps=1200, check_every=25, check_strings=128)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    torch.set_num_threads(1)
+    store = ResultStore(tmp_path_factory.mktemp("copy_store"))
+    cfg = C.TrainConfig(**TINY)
+    model, info = C.train_copying(cfg, store=store, show_progress=False)
+    return cfg, store, model, info
+
+
+def test_layout_and_masking_worked_example():
+    task = C.CopyTask(26)
+    assert (task.start, task.sep, task.end, task.pad, task.vocab_size) == (26, 27, 28, 29, 30)
+    b = C.encode_batch(task, [np.array([2, 0, 1]), np.array([5])])  # "cab", "f"
+    assert b["input_ids"].tolist() == [[26, 2, 0, 1, 27, 2, 0, 1, 28], [26, 5, 27, 5, 28, 29, 29, 29, 29]]
+    assert b["attention_mask"].tolist() == [[1] * 9, [1] * 5 + [0] * 4]
+    assert b["labels"].tolist() == [[-100] * 5 + [2, 0, 1, 28], [-100] * 3 + [5, 28] + [-100] * 4]
+    assert task.decode(b["input_ids"][0]) == "^cab|cab$"
+
+
+def test_sampling_is_seeded_and_in_split():
+    task = C.CopyTask(26)
+    a = C.sample_strings(task, np.random.default_rng(7), 9, 40, "train")
+    b = C.sample_strings(task, np.random.default_rng(7), 9, 40, "train")
+    assert a.shape == (40, 9) and np.array_equal(a, b) and a.min() >= 0 and a.max() < 26
+    assert not C.string_split(a).any()
+    assert C.string_split(C.sample_strings(task, np.random.default_rng(7), 9, 40, "eval")).all()
+
+
+@pytest.mark.parametrize("alphabet,n", [(2, 4), (4, 3), (26, 2), (26, 6)])
+def test_train_and_eval_streams_never_overlap(alphabet, n):
+    task = C.CopyTask(alphabet)
+    train = {tuple(s) for s in C.sample_strings(task, np.random.default_rng([0, 0]), n, 3000, "train")}
+    test = {tuple(s) for s in C.sample_strings(task, np.random.default_rng([0, 1]), n, 3000, "eval")}
+    assert train and test and not (train & test)
+    if alphabet**n <= 1000:  # small spaces: the split really cuts the whole space in two non-empty parts
+        everything = np.array(np.unravel_index(np.arange(alphabet**n), (alphabet,) * n)).T
+        frac = C.string_split(everything).mean()
+        assert 0.2 < frac < 0.8
+        assert len(train | test) == alphabet**n
+
+
+def test_tiny_model_learns_to_copy(trained):
+    cfg, _, model, info = trained
+    assert info["reached"] and info["steps"] < cfg.max_steps
+    assert info["loss"][-1] < 0.5 * info["loss"][0]
+    res = C.evaluate_copying(model, C.CopyTask(cfg.alphabet_size), [cfg.train_max_len], n_strings=50,
+                             show_progress=False)
+    assert res["exact_rate"][0] == 1.0 and res["char_acc"][0] == 1.0
+    assert res["ci_low"][0] > 0.9 and res["ci_high"][0] == 1.0
+
+
+def test_batched_eval_equals_one_at_a_time(trained):
+    cfg, _, model, _ = trained
+    task = C.CopyTask(cfg.alphabet_size)
+    lengths = [3, 6, 8]
+    batched = C.evaluate_copying(model, task, lengths, n_strings=20, batch_size=64, show_progress=False)
+    single = C.evaluate_copying(model, task, lengths, n_strings=20, batch_size=1, show_progress=False)
+    for k in ("exact", "char_acc", "ci_low", "ci_high"):
+        np.testing.assert_allclose(batched[k], single[k])
+    xs = C.sample_strings(task, np.random.default_rng(3), 8, 30, "eval")
+    greedy_exact = (C.greedy_copy(model, task, xs) == xs).all(1)
+    assert np.array_equal(greedy_exact, C.teacher_forced_exact(model, task, xs))
+
+
+def test_cache_hit_returns_same_model(trained):
+    cfg, store, model, info = trained
+    again, info2 = C.train_copying(cfg, store=store, show_progress=False)
+    assert info2["cached"] and info2["steps"] == info["steps"]
+    np.testing.assert_array_equal(info2["loss"], info["loss"])
+    ids = C.encode_batch(C.CopyTask(cfg.alphabet_size), [np.array([1, 2, 3])])["input_ids"]
+    torch.testing.assert_close(again(input_ids=ids).logits, model(input_ids=ids).logits)
+
+
+def test_cache_key_changes_with_every_hyperparameter():
+    base = C.TrainConfig(**TINY)
+    store = ResultStore("/nonexistent")
+    paths = {store._path("copying_train", base.key())}
+    for field in dataclasses.fields(C.TrainConfig):
+        value = getattr(base, field.name)
+        new = {"base": "nano", "lr": value * 2, "weight_decay": 0.1, "grad_clip": value * 2,
+               "n_heads": value * 2}.get(field.name, None)
+        if new is None:
+            new = value + 1 if field.name not in ("train_max_len", "context") else value + 2
+        if field.name == "d_model":
+            new = value + 2
+        changed = dataclasses.replace(base, **{field.name: new})
+        paths.add(store._path("copying_train", changed.key()))
+    assert len(paths) == len(dataclasses.fields(C.TrainConfig)) + 1
+
+
+def test_pretrained_model_cut_to_task(tmp_path):
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
+    torch.manual_seed(0)
+    base = GPTNeoXForCausalLM(GPTNeoXConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1,
+                                            num_attention_heads=2, intermediate_size=32, max_position_embeddings=64))
+    emb_before = base.get_input_embeddings().weight.detach().clone()
+    folder = tmp_path / "tiny"
+    base.save_pretrained(folder)
+    cfg = C.TrainConfig(**{**TINY, "base": str(folder), "max_steps": 3})
+    model, info = C.train_copying(cfg, store=ResultStore(tmp_path / "store"), show_progress=False)
+    assert info["steps"] == 3 and model.config.vocab_size == 12
+    assert model(input_ids=torch.tensor([[8, 1, 9]])).logits.shape == (1, 3, 12)
+    model2 = C.build_task_model(cfg, base_model=GPTNeoXForCausalLM.from_pretrained(folder))
+    torch.testing.assert_close(model2.get_input_embeddings().weight, emb_before[:12])
+    again, info2 = C.train_copying(cfg, store=ResultStore(tmp_path / "store"), show_progress=False)
+    assert info2["cached"]
+    torch.testing.assert_close(again.get_output_embeddings().weight, model.get_output_embeddings().weight)
+
+
+def test_cut_keeps_tied_weights_tied():
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
+    model = GPTNeoXForCausalLM(GPTNeoXConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                             intermediate_size=32, tie_word_embeddings=True))
+    C.cut_vocabulary(model, list(range(10, 22)))
+    assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
+    assert model(input_ids=torch.tensor([[0, 11]])).logits.shape == (1, 2, 12)
+
+
+def test_wilson_interval():
+    lo, hi = C.wilson_interval([0, 25, 50], [50, 50, 50])
+    np.testing.assert_allclose(lo, [0.0, 0.3664, 0.9287], atol=2e-4)  # Wilson (1927) 95 % formula
+    np.testing.assert_allclose(hi, [0.0713, 0.6336, 1.0], atol=2e-4)
+
+
+def test_mean_field_cliff_is_astronomical():
+    # d = 64, 2r/ε = 4096: log10 n* = (64 ln 4097 + ln(1 + ln 4097) − ln ln 26)/ln 10 ≈ 231
+    val = C.mean_field_cliff_log10(64, 1.0, 2.0**-11, 26)
+    expected = (64 * math.log(4097) + math.log(1 + math.log(4097)) - math.log(math.log(26))) / math.log(10)
+    assert abs(val - expected) < 1e-9 and 230 < val < 233
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="alphabet_size"):
+        C.CopyTask(1)
+    with pytest.raises(ValueError, match="alphabet_size"):
+        C.TrainConfig(alphabet_size=1)
+    with pytest.raises(ValueError, match="exceeds the context"):
+        C.TrainConfig(context=32, train_max_len=15)
+    model = C.build_task_model(C.TrainConfig(**TINY))
+    task = C.CopyTask(8)
+    with pytest.raises(ValueError, match="non-empty"):
+        C.evaluate_copying(model, task, [], show_progress=False)
+    with pytest.raises(ValueError, match="exceeds the context"):
+        C.evaluate_copying(model, task, [4, 31], show_progress=False)
+    with pytest.raises(ValueError, match="n_strings"):
+        C.evaluate_copying(model, task, [4], n_strings=0, show_progress=False)
+    with pytest.raises(ValueError, match="split"):
+        C.sample_strings(task, np.random.default_rng(0), 3, 5, "test")
+    with pytest.raises(ValueError):
+        C.wilson_interval([3], [2])
