@@ -173,7 +173,7 @@ def build_task_model(cfg: TrainConfig, base_model=None, tokenizer=None):
         raise ValueError(f"context {cfg.context} exceeds the base model's {context} positions")
     cut_vocabulary(base_model, _task_rows(task, tokenizer, base_model.get_input_embeddings().weight.shape[0]))
     base_model.config.max_position_embeddings = cfg.context  # evaluation checks lengths against this
-    return base_model.float()
+    return base_model.float().requires_grad_(True)  # load_model hands out frozen models: fine-tune them all
 
 
 def _lr_lambda(cfg: TrainConfig):

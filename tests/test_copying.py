@@ -118,6 +118,9 @@ def test_pretrained_model_cut_to_task(tmp_path):
     cfg = C.TrainConfig(**{**TINY, "base": str(folder), "max_steps": 3})
     model, info = C.train_copying(cfg, store=ResultStore(tmp_path / "store"), show_progress=False)
     assert info["steps"] == 3 and model.config.vocab_size == 12
+    assert all(p.requires_grad for p in model.parameters())  # the whole model is fine-tuned, not just the cut rows
+    body = dict(model.named_parameters())["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"]
+    assert not torch.equal(body, dict(base.named_parameters())["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"])
     assert model(input_ids=torch.tensor([[8, 1, 9]])).logits.shape == (1, 3, 12)
     model2 = C.build_task_model(cfg, base_model=GPTNeoXForCausalLM.from_pretrained(folder))
     torch.testing.assert_close(model2.get_input_embeddings().weight, emb_before[:12])
