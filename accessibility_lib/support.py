@@ -5,10 +5,11 @@ One call per model, :func:`analyse_model`, runs the paper's Section 5.2–5.3 me
 1. sample last-layer embeddings of N prompts at each length ℓ (:mod:`accessibility_lib.embeddings`);
 2. fit the ball, the enclosing cone and the box-implied ellipsoid (:mod:`accessibility_lib.geometry`),
    once on all samples and once per longest length ℓ (the paper's Fig 9);
-3. measure the argmax-cell volume fractions D inside the ellipsoid (:func:`accessibility_lib.cells.cell_volumes`);
+3. measure the argmax-cell volume fractions D inside the ellipsoid (the paper's choice) and, for
+   comparison, inside the cone (:func:`accessibility_lib.cells.cell_volumes`);
 4. turn them into slopes (tokens per prompt vector) under one explicit ε convention
    (:mod:`accessibility_lib.precision`): ball, cone, ellipsoid (:mod:`accessibility_lib.bounds`) and
-   ellipsoid + non-uniform cells (:func:`accessibility_lib.convolution.refined_slope`).
+   ellipsoid (and cone) + non-uniform cells (:func:`accessibility_lib.convolution.refined_slope`).
 
 ε is fixed once per model from the fit on all samples, ε = convention.eps(r = max‖h‖₂, r_inf = max|h_i|),
 and the same ε is used in every row, so the rows differ only by the support model.
@@ -98,7 +99,8 @@ class ModelSupport:
     by_length: dict  # ℓ -> SupportGeometry of the samples with length ≤ ℓ
     eps: float
     eps_convention: str
-    cells: CellVolumes
+    cells: CellVolumes  # inside the ellipsoid (the paper's choice)
+    cells_by_region: dict = field(default_factory=dict)  # "ellipsoid", "cone" -> CellVolumes
     slopes: dict = field(default_factory=dict)
     log_packing: dict = field(default_factory=dict)
 
@@ -143,18 +145,21 @@ def analyse_model(
     by_length = {ell: geometry.fit_support(np.concatenate([emb[k] for k in lengths if k <= ell])) for ell in lengths}
     eps = conv.eps(r=geo.radii["l2"], r_inf=geo.radii["linf"])
 
-    region = geo.ellipsoid
-    key = {
-        "model": name, "region": "ellipsoid", "embeddings": _digest([n_prompts, lengths, source, seed]),
-        "n_samples": cell_samples, "seed": seed, "what": "argmax cell counts",
-    }
-    got = store.get("cell_volumes", key) if store is not None else None
-    if got is not None:
-        cells = CellVolumes(counts=np.asarray(got["counts"]), n_samples=cell_samples, seed=seed)
-    else:
-        cells = cell_volumes(handle.W_U.detach(), handle.b_U.detach(), region, cell_samples, seed=seed, progress_desc=f"{name}: cells")
+    cells_by_region = {}
+    for region_name, region in (("ellipsoid", geo.ellipsoid), ("cone", geo.cone)):
+        key = {
+            "model": name, "region": region_name, "embeddings": _digest([n_prompts, lengths, source, seed]),
+            "n_samples": cell_samples, "seed": seed, "what": "argmax cell counts",
+        }
+        got = store.get("cell_volumes", key) if store is not None else None
+        if got is not None:
+            cells_by_region[region_name] = CellVolumes(counts=np.asarray(got["counts"]), n_samples=cell_samples, seed=seed)
+            continue
+        cv = cell_volumes(handle.W_U.detach(), handle.b_U.detach(), region, cell_samples, seed=seed, progress_desc=f"{name}: cells ({region_name})")
         if store is not None:
-            store.put("cell_volumes", key, {"n_no_hit": cells.n_no_hit}, arrays={"counts": cells.counts})
+            store.put("cell_volumes", key, {"n_no_hit": cv.n_no_hit}, arrays={"counts": cv.counts})
+        cells_by_region[region_name] = cv
+    cells = cells_by_region["ellipsoid"]
 
     log_packing = {
         "ball": geo.ball.log_packing(eps),
@@ -163,16 +168,17 @@ def analyse_model(
     }
     slopes = dict(geo.slopes(eps, vocab))
     slopes["ellipsoid + non-uniform cells"] = convolution.refined_slope(cells.log_p(), log_packing["ellipsoid"])
+    slopes["cone + non-uniform cells"] = convolution.refined_slope(cells_by_region["cone"].log_p(), log_packing["cone"])
     slopes["ball, replication (2r/ε = 4096)"] = bounds.ball_slope(geo.d, 1.0, 2.0**-11, vocab)  # d·ln 4097/ln|V|
     return ModelSupport(
         name=name, d=geo.d, vocab_size=vocab, n_prompts=n_prompts, lengths=lengths, geometry=geo, by_length=by_length,
-        eps=eps, eps_convention=conv.name, cells=cells, slopes=slopes, log_packing=log_packing,
+        eps=eps, eps_convention=conv.name, cells=cells, cells_by_region=cells_by_region, slopes=slopes, log_packing=log_packing,
     )
 
 
 def table_rows(results: list[ModelSupport]) -> list[dict]:
     """One row per support model, one column per model: the rebuilt Table 1 (tokens per prompt vector)."""
-    order = ["ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ball, replication (2r/ε = 4096)"]
+    order = ["ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "cone + non-uniform cells", "ball, replication (2r/ε = 4096)"]
     return [{"support model": row, **{r.name: round(r.slopes[row], 2) for r in results}} for row in order]
 
 

@@ -63,6 +63,7 @@ token_budget = None  # tokens per forward batch
 code(r"""
 import math
 import time
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -77,6 +78,7 @@ params = presets.resolve(
     cell_flops=cell_flops, eps_convention=eps_convention, source=source, device=device, token_budget=token_budget,
 )
 plotting.use_style()
+DATA = Path("data") if Path("data/paper_table1.csv").exists() else Path("book/data")  # run from book/ or the root
 conv = precision.get(params["eps_convention"])
 t_start = time.perf_counter()
 handles, notes = support.load_available(params["models"], device=params["device"])
@@ -178,21 +180,24 @@ margin, spread evenly — the choice that makes the refinement least tight.
 code(r"""
 fig_, ax = plt.subplots(figsize=(6.4, 3.6))
 for i, r in enumerate(results):
-    f = np.sort(r.cells.fractions)[::-1]
-    seen = f[f > 0]
-    ax.loglog(np.arange(1, seen.size + 1), seen, color=colors[i], label=f"{r.name}: {seen.size} of {r.vocab_size} tokens hit")
+    for region_name, ls in (("ellipsoid", "-"), ("cone", "--")):
+        f = np.sort(r.cells_by_region[region_name].fractions)[::-1]
+        seen = f[f > 0]
+        ax.loglog(np.arange(1, seen.size + 1), seen, ls, color=colors[i], marker="." if seen.size < 3 else None,
+                  label=f"{r.name}, {region_name}: {seen.size} of {r.vocab_size} tokens hit")
     ax.axhline(1.0 / r.vocab_size, color=colors[i], ls=":", lw=1)
 ax.set_xlabel("rank of the token's cell")
 ax.set_ylabel("volume fraction p_t")
 ax.legend(fontsize=8)
 plt.show()
 for r in results:
-    print(f"{r.name}: {r.cells.n_samples} points, {r.cells.n_no_hit} of {r.vocab_size} tokens without a hit; "
-          f"largest cell {r.cells.fractions.max():.3f} ± {r.cells.stderr[np.argmax(r.cells.fractions)]:.3f}")
+    for region_name, cv in r.cells_by_region.items():
+        print(f"{r.name}, {region_name}: {cv.n_samples} points, {cv.n_no_hit} of {r.vocab_size} tokens without a hit; "
+              f"largest cell {cv.fractions.max():.3f} ± {cv.stderr[np.argmax(cv.fractions)]:.3f}")
     if r.cells.fractions.max() > 0.5:
         print(f"  {r.name}: one token owns most of the ellipsoid, so the refinement below rests on the missing-mass "
               f"estimate for the {r.cells.n_no_hit} unseen cells, not on measured cells (see the text).")
-""", fig("The distribution D of argmax-cell volume fractions inside the fitted ellipsoid, by rank (dotted: 1/|V|, the uniform share).", "fig-support-rank"))
+""", fig("The distribution D of argmax-cell volume fractions inside the fitted ellipsoid (solid) and cone (dashed), by rank; dotted: 1/|V|, the uniform share.", "fig-support-rank"))
 
 md(r"""
 When one token owns nearly the whole ellipsoid (it happens for SmolLM2-135M), the cause is geometric:
@@ -202,7 +207,9 @@ embedding needs to be near — and the token that wins there wins almost everywh
 then one atom plus tokens the Monte Carlo cannot resolve, and the refined slope is only as good as the
 estimate of their missing mass. Millions of samples (the `paper` preset, on a GPU) shrink that
 resolution limit; a support model closer to the embeddings than the box-implied ellipsoid would change
-the picture more.
+the picture more. The cone is such a contrast: uniform points in a cone ∩ ball sit near its rim and
+its outer radius, far from the centre, and spread over many more cells (dashed curves). Table 1 below
+therefore also reports "cone + non-uniform cells", a row the paper does not have.
 
 ## From cell volumes to a threshold: the n-fold convolution
 
@@ -264,7 +271,7 @@ code(r"""
 print(f"ε convention: {conv.description}")
 display(support.html_table(support.table_rows(results), "support model"))
 print("The paper's Table 1 (theoretical slope / measured cramming slope, ratios; ε not stated):")
-display(support.html_table(support.read_csv("data/paper_table1.csv"), "support model"))
+display(support.html_table(support.read_csv(DATA / "paper_table1.csv"), "support model"))
 """, HIDE)
 
 md(r"""
@@ -281,7 +288,7 @@ measured geometry is put beside the paper's when it is available:
 """)
 
 code(r"""
-ref = {row["Model name"]: row for row in support.read_csv("data/models_list.csv")}
+ref = {row["Model name"]: row for row in support.read_csv(DATA / "models_list.csv")}
 gemma = [r for r in results if "gemma" in r.name.lower()]
 if gemma:
     g = gemma[0].geometry
