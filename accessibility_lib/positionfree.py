@@ -143,18 +143,19 @@ def neox_forward(model: object, inputs_embeds: torch.Tensor, *, causal: bool = T
 
 
 @torch.no_grad()
-def hf_forward(model: object, inputs_embeds: torch.Tensor) -> ForwardOutput:
+def hf_forward(model: object, inputs_embeds: torch.Tensor, all_logits: bool = False) -> ForwardOutput:
     """Run any HF causal LM as shipped (its own mask and positions) in :class:`ForwardOutput` form.
 
     ``hidden_states`` are HF's ``output_hidden_states`` (the last one is after the final norm for some
-    architectures); logits are the model's.
+    architectures); logits are the model's, at the **last position only** (batch, 1, d_vocab) unless
+    ``all_logits`` (the unembedding of every position dominates the cost for large vocabularies).
 
     Raises:
         ValueError: as :func:`neox_forward` for the input; if ``model`` is not a HF model.
     """
     hf = _unwrap(model)
     x = _check_embeds(inputs_embeds, hf.config.hidden_size).to(next(hf.parameters()).dtype)
-    out = hf(inputs_embeds=x, output_hidden_states=True)
+    out = hf(inputs_embeds=x, output_hidden_states=True, logits_to_keep=0 if all_logits else 1)
     return ForwardOutput(list(out.hidden_states), out.logits)
 
 

@@ -46,13 +46,15 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # variant reuses ("tiny" = random 2-layer GPT-NeoX, no file); real_models are shipped models of other
     # architectures measured as they are (skipped when not fetched); ms the prompt lengths of the
     # structural sweep, n_prompts random prompts per m; n_pairs prompt pairs of length pair_m for the
-    # W_q-Lipschitz measurement; q the Wasserstein order. Everything runs on CPU.
+    # W_q-Lipschitz measurement; q the Wasserstein order; real_ms / real_pairs the (smaller) sizes for
+    # real_models (2 prompts per length). Everything runs on CPU.
     "mean_field": {
-        "smoke": {"model_name": "tiny", "real_models": [], "ms": [3, 6, 12], "n_prompts": 2, "n_pairs": 8, "pair_m": 6, "q": 1.0},
+        "smoke": {"model_name": "tiny", "real_models": [], "ms": [3, 6, 12], "n_prompts": 2, "n_pairs": 8, "pair_m": 6, "q": 1.0,
+                  "real_ms": [8], "real_pairs": 4},
         "nano": {"model_name": "nano", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128], "n_prompts": 4,
-                 "n_pairs": 48, "pair_m": 16, "q": 1.0},
+                 "n_pairs": 48, "pair_m": 16, "q": 1.0, "real_ms": [8, 32], "real_pairs": 8},
         "paper": {"model_name": "EleutherAI/pythia-160m", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128, 256, 512],
-                  "n_prompts": 16, "n_pairs": 400, "pair_m": 32, "q": 1.0},
+                  "n_prompts": 16, "n_pairs": 400, "pair_m": 32, "q": 1.0, "real_ms": [8, 32, 128, 512], "real_pairs": 100},
     },
     # Chapter 5 (book/05_support.ipynb): models are load_model names (skipped when not available;
     # "random-tiny" = untrained GPT-NeoX); n_prompts random prompts at each of the lengths (tokens);

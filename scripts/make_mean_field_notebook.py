@@ -45,7 +45,8 @@ and longer prompts). `model_name` is the GPT-NeoX model whose weights the positi
 reuses (`"nano"`, the model this book ships; `"tiny"` is a random two-layer GPT-NeoX that needs no
 file); `real_models` are models of other architectures measured as shipped (skipped if not fetched);
 `ms` the prompt lengths, `n_prompts` random prompts per length, `n_pairs` prompt pairs of length
-`pair_m` for the Wasserstein measurement, `q` the Wasserstein order. `None` takes the preset's value.
+`pair_m` for the Wasserstein measurement, `q` the Wasserstein order, `real_ms` and `real_pairs` the
+smaller sizes used for the real models. `None` takes the preset's value.
 """)
 
 code(r"""
@@ -57,6 +58,8 @@ n_prompts = None  # random prompts per length
 n_pairs = None  # prompt pairs for the W_q measurement
 pair_m = None  # their length
 q = None  # Wasserstein order
+real_ms = None  # prompt lengths for the real models (2 prompts each)
+real_pairs = None  # prompt pairs for the real models
 """, {"tags": ["parameters"]})
 
 code(r"""
@@ -72,7 +75,8 @@ from accessibility_lib import bounds, meanfield, plotting, positionfree, presets
 from accessibility_lib.widgets import MeanFieldExplorer
 
 params = presets.resolve("mean_field", preset, model_name=model_name, real_models=real_models, ms=ms,
-                         n_prompts=n_prompts, n_pairs=n_pairs, pair_m=pair_m, q=q)
+                         n_prompts=n_prompts, n_pairs=n_pairs, pair_m=pair_m, q=q, real_ms=real_ms,
+                         real_pairs=real_pairs)
 plotting.use_style()
 t_start = time.perf_counter()
 model, model_note = positionfree.load_hf(params["model_name"], fallback_tiny=True)
@@ -279,9 +283,10 @@ for name in params["real_models"]:
         continue
     forward = positionfree.make_forward(real, "shipped (causal + rotary)")
     emb = real.get_input_embeddings().weight.detach()
-    real_sweeps[name] = s = meanfield.structural_sweep(forward, emb, [m for m in params["ms"] if m <= 64][-3:], 2, desc=name)
-    print(f"{note}\n  m = {list(s['ms'])}: permutation TV {np.round(np.median(s['perm_tv'], 1), 4)}, "
-          f"duplication TV {np.round(np.median(s['dup_tv'], 1), 4)}")
+    real_sweeps[name] = s = meanfield.structural_sweep(forward, emb, params["real_ms"], 2, desc=name)
+    print(f"{note}\n  m = {s['ms'].tolist()}: median permutation TV {np.round(np.median(s['perm_tv'], 1), 3).tolist()}, "
+          f"duplication TV {np.round(np.median(s['dup_tv'], 1), 3).tolist()}; "
+          f"last-layer duplication deviation {np.round(np.median(s['dup_layers'][:, :, -1], 1), 3).tolist()}")
 if not params["real_models"]:
     print("no real model in this preset")
 """)
@@ -313,7 +318,7 @@ for name in params["real_models"]:
     if real is not None:
         pair_sets[name] = meanfield.lipschitz_pairs(positionfree.make_forward(real, "shipped (causal + rotary)"),
                                                     real.get_input_embeddings().weight.detach(), params["pair_m"],
-                                                    max(8, params["n_pairs"] // 4), q=params["q"], seed=1, desc=name)
+                                                    params["real_pairs"], q=params["q"], seed=1, desc=name)
 summaries = {k: meanfield.lipschitz_summary(v) for k, v in pair_sets.items()}
 rows = ["| model | pairs | L median | L quartiles | L 90% | L max | TV at W = 0 | smallest W flipping the argmax |",
         "|---|---|---|---|---|---|---|---|"]

@@ -85,8 +85,10 @@ def test_structural_sweep_shapes(model):
 
 def test_hf_forward_matches(model, prompts):
     f = positionfree.make_forward(model, "shipped (causal + rotary)")
-    g = positionfree.hf_forward(model, prompts)
+    g = positionfree.hf_forward(model, prompts, all_logits=True)
     assert torch.allclose(f(prompts).logits, g.logits, atol=1e-5)
+    last = positionfree.hf_forward(model, prompts)
+    assert last.logits.shape[1] == 1 and torch.allclose(last.last_probs(), f(prompts).last_probs(), atol=1e-6)
 
 
 # ---------------------------------------------------------------- W_q through POT
@@ -220,7 +222,7 @@ def test_bad_model_and_prompt_inputs(model):
         neox_forward(llama, torch.zeros(1, 2, 8))
     with pytest.raises(ValueError, match="GPT-NeoX"):
         positionfree.make_forward(llama, "causal, no positions")
-    assert positionfree.make_forward(llama, "shipped (causal + rotary)")(torch.zeros(1, 3, 8)).logits.shape == (1, 3, 11)
+    assert positionfree.make_forward(llama, "shipped (causal + rotary)")(torch.zeros(1, 3, 8)).logits.shape == (1, 1, 11)
     with pytest.raises(ValueError, match="case must be"):
         positionfree.make_forward(model, "rotary only")
     f = positionfree.make_forward(model, "no mask, no positions")
