@@ -1,7 +1,8 @@
 """Task models for copying (x|x) and their training, cached by every hyperparameter.
 
 Two kinds of model (paper §5, §6): a causal LM trained **from scratch** on the task vocabulary (a
-GPT-NeoX of a given width, or the shape of the book's ``nano`` model), or a **pretrained** causal LM
+GPT-NeoX of a given width, or the shape of the book's ``nano`` model: ``"nano-shape"``), or a
+**pretrained** causal LM (``"nano"``, Pythia, …)
 whose input embedding and output head are cut to the |V|+4 rows of the task (the replication code
 cuts Pythia to 30 rows: a–z plus start, separator, end, pad). Rows are the tokenizer's single-token
 ids of the symbols (a–z, ``^``, ``|``, ``$``, `` ``) when it has them, else the first |V|+4 rows.
@@ -45,8 +46,10 @@ class TrainConfig:
     """Every hyperparameter of one copying run (all of them enter the cache key).
 
     ``base``: ``"scratch"`` (GPT-NeoX with ``d_model``, ``n_layers``, ``n_heads``, ``d_ff`` (0 → 4·d_model),
-    ``context`` tokens), ``"nano"`` (the shape of accessibility_lib/data/nano/config.json, from scratch,
-    with ``context``), or a pretrained model name/folder (cut to the task vocabulary; width fields ignored).
+    ``context`` tokens), ``"nano-shape"`` (the architecture of the book's nano model,
+    accessibility_lib/data/nano/config.json, from scratch, with ``context``), or a pretrained model for
+    :func:`~accessibility_lib.models.load_model` (``"nano"``, an HF id or folder), fine-tuned whole after
+    cutting its embedding and head to the task vocabulary (width fields ignored).
     """
 
     alphabet_size: int = 26
@@ -126,11 +129,12 @@ def _task_rows(task: CopyTask, tokenizer, vocab: int) -> list[int]:
 def _scratch_config(cfg: TrainConfig, task: CopyTask):
     from transformers import GPTNeoXConfig
 
-    if cfg.base == "nano":
+    if cfg.base == "nano-shape":
         if not _NANO_CONFIG.exists():
-            raise ValueError(f"base='nano' needs {_NANO_CONFIG} (the nano model); use base='scratch'")
+            raise ValueError(f"base='nano-shape' needs {_NANO_CONFIG} (the nano model); use base='scratch'")
         d = json.loads(_NANO_CONFIG.read_text())
-        d.update(vocab_size=task.vocab_size, max_position_embeddings=cfg.context)
+        d.update(vocab_size=task.vocab_size, max_position_embeddings=cfg.context, bos_token_id=task.start,
+                 eos_token_id=task.end, pad_token_id=task.pad)
         d = {k: v for k, v in d.items() if k not in ("architectures", "transformers_version", "torch_dtype", "dtype")}
         return GPTNeoXConfig(**d)
     return GPTNeoXConfig(vocab_size=task.vocab_size, hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers,
@@ -152,7 +156,7 @@ def build_task_model(cfg: TrainConfig, base_model=None, tokenizer=None):
 
     task = CopyTask(cfg.alphabet_size)
     torch.manual_seed(cfg.seed)
-    if cfg.base in ("scratch", "nano") and base_model is None:
+    if cfg.base in ("scratch", "nano-shape") and base_model is None:
         return GPTNeoXForCausalLM(_scratch_config(cfg, task)).float()
     if base_model is None:
         try:

@@ -171,3 +171,17 @@ def test_bad_inputs():
         C.sample_strings(task, np.random.default_rng(0), 3, 5, "test")
     with pytest.raises(ValueError):
         C.wilson_interval([3], [2])
+
+
+def test_nano_shape_from_scratch_matches_nano_config():
+    import json
+    from pathlib import Path
+
+    import accessibility_lib
+
+    nano = json.loads((Path(accessibility_lib.__file__).parent / "data" / "nano" / "config.json").read_text())
+    model = C.build_task_model(C.TrainConfig(base="nano-shape", context=64, train_max_len=8))
+    assert model.config.hidden_size == nano["hidden_size"]
+    assert model.config.num_hidden_layers == nano["num_hidden_layers"]
+    assert model.get_input_embeddings().weight.shape == (30, nano["hidden_size"])
+    assert model(input_ids=torch.tensor([[26, 1, 27]])).logits.shape == (1, 3, 30)
