@@ -266,3 +266,28 @@ def test_smollm2_parity_and_greedy_continuation():
     out = h.model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8, do_sample=False, pad_token_id=h.tokenizer.pad_token_id)
     cont = out[0, prompt.shape[1] :].tolist()
     assert cont == SMOL_GREEDY, (cont, h.tokenizer.decode(cont))
+
+
+# Recorded on 2026-11-29 with the dequantized Gemma-3-270M base Q4_K_M (fetch.py), float32, CPU.
+GEMMA_GREEDY = [506, 5279, 529, 506, 2891, 529, 7001, 236761]  # " the capital of the country of France."
+
+
+@pytest.mark.realmodel
+@pytest.mark.slow
+@pytest.mark.skipif(not _fetched("gemma-3-270m"), reason="Gemma-3-270M not fetched (python -m accessibility_lib.fetch gemma-3-270m)")
+def test_gemma3_parity_left_padding_and_greedy_continuation():
+    h = load_model("gemma-3-270m")
+    assert (h.d_model, h.d_vocab, h.config.model_type) == (640, 262144, "gemma3_text")
+    ids, mask = h.encode(["The quick brown fox", "https://", "In a distant future"])  # Gemma pads on the left
+    assert int(mask[:, 0].min()) == 0
+    emb = h.final_embeddings(ids, attention_mask=mask)
+    z = emb @ h.W_U.T + h.b_U
+    ref = h.forward_logits(ids, attention_mask=mask)
+    assert float((z - ref).abs().max() / ref.abs().max()) < 1e-5
+    assert torch.equal(cells.argmax_tokens(emb, h.W_U, h.b_U), ref.argmax(1))
+    raw = h.model.get_input_embeddings().weight[ids[0]]
+    assert torch.allclose(h.embed(ids[:1])[0], raw * h.d_model**0.5, rtol=1e-3)  # sqrt(d) scaling included
+    prompt = h.tokenizer(SMOL_PROMPT, return_tensors="pt")["input_ids"]
+    out = h.model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8, do_sample=False, pad_token_id=h.tokenizer.pad_token_id)
+    cont = out[0, prompt.shape[1] :].tolist()
+    assert cont == GEMMA_GREEDY, (cont, h.tokenizer.decode(cont))
