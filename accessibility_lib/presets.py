@@ -72,21 +72,21 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
                   "eps_convention": "replication", "source": "random", "device": "cuda", "token_budget": 65536},
     },
     # Chapter 6 (book/06_copying.ipynb): bases are "scratch" (GPT-NeoX from scratch, one run per entry of
-    # widths) or pretrained names cut to the task alphabet (widths ignored); train_max_lens: the first is
+    # widths, d_model/head_dim heads) or pretrained names cut to the task alphabet (widths ignored); train_max_lens: the first is
     # used for every model, the others for the first model only; strings of the training split with
     # lengths in [train_min_len, train_max_len]; eval_lengths, n_strings held-out strings per length.
     "copying": {
-        "smoke": {"alphabet_size": 8, "bases": ["scratch"], "widths": [32], "n_layers": 2, "n_heads": 2, "context": 64,
+        "smoke": {"alphabet_size": 8, "bases": ["scratch"], "widths": [32], "n_layers": 2, "head_dim": 16, "context": 64,
                   "train_min_len": 1, "train_max_lens": [4], "batch_size": 32, "lr": 3e-3, "warmup_steps": 30,
                   "max_steps": 300, "check_every": 25, "eval_lengths": [2, 3, 4, 5, 6, 8], "n_strings": 50,
                   "device": "cpu", "seed": 0},
-        "nano": {"alphabet_size": 26, "bases": ["scratch"], "widths": [32, 64], "n_layers": 2, "n_heads": 2,
+        "nano": {"alphabet_size": 26, "bases": ["scratch"], "widths": [32, 64], "n_layers": 2, "head_dim": 16,
                  "context": 64, "train_min_len": 1, "train_max_lens": [8, 12], "batch_size": 32, "lr": 3e-3,
                  "warmup_steps": 30, "max_steps": 2500, "check_every": 25,
                  "eval_lengths": [2, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 20, 24], "n_strings": 50, "device": "cpu",
                  "seed": 0},
         "paper": {"alphabet_size": 26, "bases": ["EleutherAI/pythia-160m", "EleutherAI/pythia-410m"], "widths": [],
-                  "n_layers": None, "n_heads": None, "context": 2048, "train_min_len": 5, "train_max_lens": [50, 25],
+                  "n_layers": None, "head_dim": None, "context": 2048, "train_min_len": 5, "train_max_lens": [50, 25],
                   "batch_size": 32, "lr": 5e-5, "warmup_steps": 200, "max_steps": 10000, "check_every": 200,
                   "eval_lengths": [10, 20, 30, 40, 50, 60, 70, 80, 100, 125, 150, 200, 250, 300, 400, 500, 600, 800, 1000],
                   "n_strings": 50, "device": "cuda", "seed": 0},

@@ -123,7 +123,8 @@ def make_config(base, width, max_len):
     common = {k: params[k] for k in ("alphabet_size", "context", "train_min_len", "batch_size", "lr",
                                      "warmup_steps", "max_steps", "check_every", "seed")}
     if base == "scratch":
-        return copying.TrainConfig(base=base, d_model=width, n_layers=params["n_layers"], n_heads=params["n_heads"],
+        return copying.TrainConfig(base=base, d_model=width, n_layers=params["n_layers"],
+                                   n_heads=width // params["head_dim"],
                                    train_max_len=max_len, **common)
     return copying.TrainConfig(base=base, train_max_len=max_len, **common)
 
@@ -181,7 +182,7 @@ md(r"""
 
 Each point below is the fraction of `n_strings` held-out strings of that length copied exactly,
 with its 95 % Wilson interval; the curve is the decreasing logistic
-p(n) = 1/(1 + e^{k(n − n50)}) fitted by binomial maximum likelihood; its 50 % point n50 is the
+p(n) = 1/(1 + e^{k(n − n50)}) fitted by binomial maximum likelihood (`accessibility_lib.fitting.fit_sigmoid`, bootstrap interval on n50); its 50 % point n50 is the
 **cliff length**. Dotted lines: character accuracy; vertical marks: the longest training length.
 """)
 
@@ -205,7 +206,7 @@ plt.show()
          "accuracy (dotted) and longest training length (vertical line) for each setting.", "fig-copy-exact"))
 
 code(r"""
-lines = ["| setting | n50 (cliff) | 95 % CI | steepness k | R² | n50 / longest training length |",
+lines = ["| setting | n50 (cliff) | 95 % CI (bootstrap) | steepness k | R² | n50 / longest training length |",
          "|---|---|---|---|---|---|"]
 for run in runs:
     f, L = run["fit"], run["cfg"].train_max_len
