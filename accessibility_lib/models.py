@@ -312,7 +312,9 @@ def _from_pretrained_inner(where: str, local: bool, dtype: torch.dtype):
             tok = AutoTokenizer.from_pretrained(where, **kw)
         except (OSError, ValueError, RuntimeError) as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise CorruptWeightsError(f"could not load the model in {where}: {msg}") from None
+            weights = any(w in msg.lower() for w in ("safetensor", "header", "size mismatch", "deserializ", "truncat"))
+            err = CorruptWeightsError if weights else ModelNotAvailableError
+            raise err(f"could not load the model in {where} ({type(exc).__name__}: {msg[:300]})") from None
         return model, tok
     # a hub id: the local hub cache first, the network only when allowed
     try:
