@@ -17,6 +17,12 @@ id     26    2  0  1  27  2  0  1  28  29
 label  −100  −100 … −100  2  0  1  28  −100
 ====== ===== == == == === == == == === ===
 
+Example:
+    >>> task = CopyTask(26)
+    >>> batch = encode_batch(task, [np.array([2, 0, 1])])
+    >>> task.decode(batch["input_ids"][0]), batch["labels"][0].tolist()
+    ('^cab|cab$', [-100, -100, -100, -100, -100, 2, 0, 1, 28])
+
 Training and evaluation strings never overlap: a string belongs to the evaluation split iff the top
 bit of a 64-bit hash (FNV-1a over its length and symbols, splitmix64 finaliser) is set; both
 generators draw uniform strings from their own seeded stream and keep only those of their split.

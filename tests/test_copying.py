@@ -185,3 +185,10 @@ def test_nano_shape_from_scratch_matches_nano_config():
     assert model.config.num_hidden_layers == nano["num_hidden_layers"]
     assert model.get_input_embeddings().weight.shape == (30, nano["hidden_size"])
     assert model(input_ids=torch.tensor([[26, 1, 27]])).logits.shape == (1, 3, 30)
+
+
+def test_docstring_example():
+    import doctest
+
+    result = doctest.testmod(C, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
