@@ -116,16 +116,21 @@ Voronoi cell of $f_i$. That is a different partition:
 
 $\arg\min_i \|x - f_i\| = \arg\max_i \bigl(f_i\cdot x - \tfrac12\|f_i\|^2\bigr)$. Hence the Voronoi
 cells of the rows of $W_U$ are the argmax cells of $W_U$ with bias $-\tfrac12\|f_i\|^2$ in place of
-$b_U$; the two partitions agree for all $x$ exactly when $b_i + \tfrac12\|f_i\|^2$ is the same for all $i$
+$b_U$. In particular the two partitions coincide when $b_i + \tfrac12\|f_i\|^2$ is the same for all $i$
 (for $b_U = 0$: when all rows have equal norm).
 ````
 
 ````{prf:proof}
-$\|x - f_i\|^2 = \|x\|^2 - 2 f_i\cdot x + \|f_i\|^2$, and $\|x\|^2$ does not depend on $i$. If the
-offsets $b_i + \tfrac12\|f_i\|^2$ are all equal, the two scores differ by a constant and have the same
-argmax. If two offsets differ, move $x$ along the boundary between the two cells where both tokens tie
-in one score: the other score breaks the tie, so the partitions differ.
+$\|x - f_i\|^2 = \|x\|^2 - 2 f_i\cdot x + \|f_i\|^2$, and $\|x\|^2$ does not depend on $i$, so minimising
+it over $i$ is maximising $f_i\cdot x - \tfrac12\|f_i\|^2$. If the offsets $b_i + \tfrac12\|f_i\|^2$ are
+all equal, the argmax score $f_i\cdot x + b_i$ and the Voronoi score differ by the same constant for every $i$,
+so they have the same argmax.
 ````
+
+Conversely, when two tokens $i, j$ share a boundary in one partition and their offsets differ, the
+other score breaks their tie on that boundary in favour of one of them, so the boundary moves by
+$\bigl|(b_i + \tfrac12\|f_i\|^2) - (b_j + \tfrac12\|f_j\|^2)\bigr| / \|f_i - f_j\|$: a slab of points changes
+hands.
 
 Real unembeddings have rows of very different norms (frequent tokens tend to have long rows), so a
 long row wins an argmax far from itself, where its Voronoi cell would give way to shorter neighbours.
