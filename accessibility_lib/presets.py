@@ -42,6 +42,21 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
                   "resolution": 800, "extent": 1.5, "zooms": [0.5, 1.0, 1.5, 3.0, 6.0, 12.0, 24.0, 48.0],
                   "explorer_resolution": 300, "n_labels": 12, "n_samples": 256, "device": "cuda"},
     },
+    # Chapter 3 (book/03_cramming.ipynb): model_name any load_model name; kinds target sources ("natural",
+    # "random"); ms prompt lengths; n_targets targets a length; max_steps/patience/lr the cramming budget
+    # (the paper's code: 3000/500/1e-2); eps_convention a name in precision.CONVENTIONS; n_embed_prompts random
+    # prompts of embed_length tokens give the radius r.
+    "cramming": {
+        "smoke": {"model_name": "nano", "kinds": ["natural", "random"], "ms": [1, 2], "n_targets": 4, "max_steps": 20,
+                  "patience": 10, "lr": 0.01, "dtype": "float32", "device": "cpu", "eps_convention": "replication",
+                  "n_embed_prompts": 32, "embed_length": 16, "seed": 0},
+        "nano": {"model_name": "nano", "kinds": ["natural", "random"], "ms": [1, 2, 4], "n_targets": 10, "max_steps": 300,
+                 "patience": 100, "lr": 0.01, "dtype": "float32", "device": "cpu", "eps_convention": "replication",
+                 "n_embed_prompts": 256, "embed_length": 64, "seed": 0},
+        "paper": {"model_name": "EleutherAI/pythia-160m", "kinds": ["natural", "random"], "ms": [1, 2, 3, 4, 5],
+                  "n_targets": 20, "max_steps": 3000, "patience": 500, "lr": 0.01, "dtype": "float32", "device": "cuda",
+                  "eps_convention": "replication", "n_embed_prompts": 1000, "embed_length": 1024, "seed": 0},
+    },
     # Chapter 4 (book/04_mean_field.ipynb): model_name is the GPT-NeoX whose weights the position-free
     # variant reuses ("tiny" = random 2-layer GPT-NeoX, no file); real_models are shipped models of other
     # architectures measured as they are (skipped when not fetched); ms the prompt lengths of the
@@ -52,7 +67,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "smoke": {"model_name": "tiny", "real_models": [], "ms": [3, 6, 12], "n_prompts": 2, "n_pairs": 8, "pair_m": 6, "q": 1.0,
                   "real_ms": [8], "real_pairs": 4},
         "nano": {"model_name": "nano", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128], "n_prompts": 4,
-                 "n_pairs": 48, "pair_m": 16, "q": 1.0, "real_ms": [8, 32], "real_pairs": 8},
+                 "n_pairs": 48, "pair_m": 16, "q": 1.0, "real_ms": [8, 32], "real_pairs": 6},
         "paper": {"model_name": "EleutherAI/pythia-160m", "real_models": ["smollm2-135m"], "ms": [4, 8, 16, 32, 64, 128, 256, 512],
                   "n_prompts": 16, "n_pairs": 400, "pair_m": 32, "q": 1.0, "real_ms": [8, 32, 128, 512], "real_pairs": 100},
     },
