@@ -31,7 +31,7 @@ from .cells import CellVolumes, cell_volumes
 from .embeddings import sample_embeddings
 from .results import ResultStore
 
-__all__ = ["load_available", "random_tiny_handle", "ModelSupport", "analyse_model", "table_rows", "html_table", "read_csv"]
+__all__ = ["load_available", "random_tiny_handle", "ModelSupport", "analyse_model", "weights_fingerprint", "table_rows", "html_table", "read_csv"]
 
 
 def random_tiny_handle(seed: int = 0):
@@ -105,6 +105,18 @@ class ModelSupport:
     log_packing: dict = field(default_factory=dict)
 
 
+def weights_fingerprint(handle) -> str:
+    """A short hash of the unembedding and of a sample of every parameter: changes when the weights do."""
+    h = hashlib.sha256()
+    with torch.no_grad():
+        for p in [handle.W_U, *list(handle.model.parameters())]:
+            flat = p.detach().reshape(-1)
+            idx = torch.linspace(0, flat.numel() - 1, min(64, flat.numel())).long().to(flat.device)
+            h.update(str(tuple(p.shape)).encode())
+            h.update(flat[idx].float().cpu().numpy().tobytes())
+    return h.hexdigest()[:12]
+
+
 def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -136,9 +148,10 @@ def analyse_model(
     cell_samples = min(cell_samples, max(1000, int(min(cell_flops, 1e30) / (2.0 * handle.d_model * vocab))))
     conv = precision.get(eps_convention)
     lengths = sorted(int(x) for x in lengths)
+    key_name = f"{name}@{weights_fingerprint(handle)}"  # a retrained model never reuses stale results
     emb = sample_embeddings(
         handle, n_prompts, lengths, source=source, seed=seed, token_budget=token_budget, store=store,
-        model_key=name, desc=f"{name}: embeddings",
+        model_key=key_name, desc=f"{name}: embeddings",
     )
     all_h = np.concatenate([emb[ell] for ell in lengths])  # (N·|lengths|, d)
     geo = geometry.fit_support(all_h)
@@ -148,7 +161,7 @@ def analyse_model(
     cells_by_region = {}
     for region_name, region in (("ellipsoid", geo.ellipsoid), ("cone", geo.cone)):
         key = {
-            "model": name, "region": region_name, "embeddings": _digest([n_prompts, lengths, source, seed]),
+            "model": key_name, "region": region_name, "embeddings": _digest([n_prompts, lengths, source, seed]),
             "n_samples": cell_samples, "seed": seed, "what": "argmax cell counts",
         }
         got = store.get("cell_volumes", key) if store is not None else None
