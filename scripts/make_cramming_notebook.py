@@ -258,12 +258,18 @@ ax.set_ylabel("n50 (tokens)")
 ax.legend(fontsize=8)
 plt.tight_layout()
 plt.show()
+""",
+    fig("n50 against m with 95 % bootstrap intervals and the fitted lines.", "fig-cramming-n50"),
+)
+
+code(
+    r"""
 rows = [[k, f"{s.slope:.2f}", f"[{s.ci[0]:.2f}, {s.ci[1]:.2f}]" if np.isfinite(s.ci[0]) else "–", f"{s.intercept:.2f}",
          f"{s.r2:.3f}"] for k, s in slopes.items()]
 display(md_table(["targets", "C_exp (tokens/vector)", "95 % CI", "intercept", "R²"], rows) if rows else
         Markdown("Fewer than two prompt lengths with a fitted n50: no slope (run a preset with more m)."))
 """,
-    fig("n50 against m with 95 % bootstrap intervals and the fitted lines.", "fig-cramming-n50"),
+    HIDE,
 )
 
 md(r"""
@@ -327,7 +333,12 @@ for model, per_kind in paper_curves["models"].items():
                      f"{s.r2:.4f}", f"{paper_slopes[model, kind]:.2f}", f"{min(f.r2 for f in fits.values()):.3f}"])
 display(md_table(["model", "targets", "our n50 for m = 1..5 [95 % CI]", "our slope [95 % CI]", "our R²",
                   "paper's slope", "min sigmoid R²"], rows))
+""",
+    HIDE,
+)
 
+code(
+    r"""
 fig_, axes = plt.subplots(1, 2, figsize=(10.5, 3.6))
 for ax, model in zip(axes, paper_curves["models"]):
     for kind, c in zip(["natural", "random"], [plotting.PALETTE[0], plotting.PALETTE[1]]):
