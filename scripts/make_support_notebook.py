@@ -307,9 +307,15 @@ print(f"chapter compute time: {time.perf_counter() - t_start:.0f} s")
 """, HIDE)
 
 md(r"""
-Differences are expected: the weights are 4-bit quantized and dequantized, the prompts here are far
-fewer and shorter than the paper's 10,000 prompts of up to 4096 tokens, and maxima of samples only
-grow with the sample. The mean cosine, an average, is the most stable of the four.
+Some difference is expected: the weights are 4-bit quantized and dequantized, the prompts here are
+far fewer and shorter than the paper's 10,000 prompts of up to 4096 tokens, and maxima of samples only
+grow with the sample. But when this chapter was written the gap in the radii was far larger than any
+of these can explain (an L∞ of several hundred here against the paper's 9.95): the dequantized final
+norm weights of the GGUF file reach the hundreds, so either the conversion of Gemma's norm weights
+(stored by GGUF with the "1 +" of Gemma's RMSNorm folded in) or the point where the paper reads the
+embedding differs. Until that is settled, the Gemma column is a measurement of the model this book
+loads, not a check of the paper's numbers. Because the bounds depend on r only through 2r/ε and the
+replication convention ties ε to r∞, the slopes are far less affected than the radii.
 
 ## What it means
 
