@@ -319,7 +319,6 @@ text = [
     "a prompt-independent bound allows such a limit, the finite-prompt bound does not: with m = n + 2 prompt "
     f"vectors the packing bound allows n ≤ C·(n + 2) with C = {C.min():.0f} to {C.max():.0f} ≫ 1, i.e. every length.",
 ]
-by_width = [describe(runs[0], runs[i], "") for i in range(1, n_models)]
 by_len = [(runs[0], runs[i]) for i in range(n_models, len(runs)) if runs[0]["fit"].ok and runs[i]["fit"].ok]
 if by_len:
     a, b = by_len[0]
@@ -327,7 +326,10 @@ if by_len:
         f"* It cannot say *where* the cliff is. Here the cliff moved from n50 = {a['fit'].n50:.1f} to {b['fit'].n50:.1f} "
         f"when the longest training length went from {a['cfg'].train_max_len} to {b['cfg'].train_max_len}, while n* "
         "depends on the width d, r and ε and not on training at all: the data point to a failure to generalise past "
-        "the trained lengths (positions never seen in training), which no counting bound describes.")
+        "the trained lengths (positions never seen in training), which no counting bound describes."
+        + "".join(f" Changing the model moved it from {runs[0]['fit'].n50:.2f} to {runs[i]['fit'].n50:.2f} while "
+                  f"log10 n* went from {runs[0]['log10_nstar']:.0f} to {runs[i]['log10_nstar']:.0f}."
+                  for i in range(1, n_models) if runs[i]["fit"].ok and runs[0]["fit"].ok)[:400])
 else:
     text.append("* It cannot say *where* the cliff is: n* depends on d, r and ε only, not on training; this preset "
                 "trains a single training length, so whether the cliff follows the training length is not tested here.")
