@@ -78,8 +78,12 @@ params = presets.resolve("mean_field", preset, model_name=model_name, real_model
                          n_prompts=n_prompts, n_pairs=n_pairs, pair_m=pair_m, q=q, real_ms=real_ms,
                          real_pairs=real_pairs)
 plotting.use_style()
-t_start = time.perf_counter()
-model, model_note = positionfree.load_hf(params["model_name"], fallback_tiny=True)
+t_start, cpu_start = time.perf_counter(), time.process_time()
+model, model_note = positionfree.load_hf(params["model_name"])
+model_label = params["model_name"]
+if model is None:  # e.g. a hub model on an offline machine: fall back to the shipped nano (or the random tiny)
+    model, fallback_note = positionfree.load_hf("nano", fallback_tiny=True)
+    model_note, model_label = f"{model_note}; using {fallback_note}", fallback_note.split(":")[0]
 embedding = model.get_input_embeddings().weight.detach()  # (d_vocab, d_model): hard prompts are its rows
 d_model, n_layers = model.config.hidden_size, model.config.num_hidden_layers
 display(Markdown(f"**Preset** `{preset}`. **Model:** {model_note}."))
@@ -259,7 +263,7 @@ for case in cases:
     s = sweeps[case]
     med = lambda a: f"{np.median(a[-1]):.1e}"  # at the longest m
     rows.append(f"| {case} | {med(s['perm_layers'][:, :, -1])} | {med(s['perm_tv'])} | {med(s['dup_layers'][:, :, -1])} | {med(s['dup_tv'])} |")
-display(Markdown(f"Medians over {params['n_prompts']} random prompts at m = {params['ms'][-1]} ({model_note.split(':')[0]}):\n\n" + "\n".join(rows)))
+display(Markdown(f"Medians over {params['n_prompts']} random prompts at m = {params['ms'][-1]} ({model_label}):\n\n" + "\n".join(rows)))
 """, HIDE)
 
 md(r"""
@@ -454,7 +458,8 @@ md(r"""
 """)
 
 code(r"""
-print(f"chapter computed in {time.perf_counter() - t_start:.0f} s (preset {preset})")
+print(f"chapter computed in {time.perf_counter() - t_start:.0f} s wall, {time.process_time() - cpu_start:.0f} s CPU "
+      f"({torch.get_num_threads()} torch threads; preset {preset})")
 """, HIDE)
 
 nb = new_notebook(cells=cells, metadata={
