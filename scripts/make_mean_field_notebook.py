@@ -439,7 +439,7 @@ browser (no kernel needed). Start from a toy width and raise d to see n* leave t
 """)
 
 code(r"""
-MeanFieldExplorer(d=4, r=1.0, eps=0.25, vocab_size=30, q=1.0, n=100, ranges={"d": (1, 64), "n": (0, 2000)})
+MeanFieldExplorer(d=4, r=1.0, eps=0.25, vocab_size=30, q=1.0, n=100, ranges={"d": (1, 64)})
 """)
 
 md(r"""
