@@ -252,10 +252,10 @@ The paper's explanation is the mean-field count: view the prompt as a probabilit
 embedding space, and assume the network cannot tell apart two prompts whose measures are within ε in
 the Wasserstein distance W_q.
 
-```{prf:theorem} Mean-field count (Thm 4.9 and Cor 4.10 of {cite}`meyer2026accessible`)
+```{prf:theorem} Mean-field count (Thm 4.9 and Cor 4.10 of the paper)
 :label: thm-copy-meanfield
 
-If the embeddings lie in a ball of radius r in ℝ^d and the model is ε-precise in W_q, then for prompts
+({cite}`meyer2026accessible`, Section 4.3.) If the embeddings lie in a ball of radius r in ℝ^d and the model is ε-precise in W_q, then for prompts
 of any length the number of accessible output sequences is at most
 $(e + e(2r/\varepsilon)^q)^{(1 + 2r/\varepsilon)^d}$. Hence the fraction of the |V|^n strings of length n that
 some prompt produces is at most
