@@ -116,13 +116,14 @@ def embedding_stats(handle, n_tokens: int = 4096, seed: int = 0) -> tuple[torch.
 
 
 @torch.no_grad()
-def greedy_decode(handle, prompts: torch.Tensor, n_new: int) -> torch.Tensor:
+def greedy_decode(handle, prompts: torch.Tensor, n_new: int, prefix_ids: list[int] | None = None) -> torch.Tensor:
     """Greedy continuation of soft prompts, token by token with a KV cache (as ``generate`` does).
 
     Args:
         handle: model handle (``.model``, ``.embed``).
         prompts: (B, m, d_model) input vectors.
         n_new: number of tokens to generate (≥ 1).
+        prefix_ids: fixed token ids placed before the prompt (e.g. ``[bos]``), or None.
 
     Returns:
         (B, n_new) int64 token ids on the model's device.
@@ -131,7 +132,11 @@ def greedy_decode(handle, prompts: torch.Tensor, n_new: int) -> torch.Tensor:
     model, dtype, device = handle.model, _model_dtype(handle), _model_device(handle)
     # transformers 5.x renamed past_key_values to cache; accept both
     cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-    out = model(inputs_embeds=prompts.to(device=device, dtype=dtype), use_cache=True)
+    x = prompts.to(device=device, dtype=dtype)  # (B, m, d)
+    if prefix_ids:
+        pre = handle.embed(torch.tensor([prefix_ids], device=device)).to(dtype)  # (1, p, d)
+        x = torch.cat([pre.expand(x.shape[0], -1, -1), x], 1)
+    out = model(inputs_embeds=x, use_cache=True)
     tok = out.logits[:, -1].argmax(-1)  # (B,)
     tokens = [tok]
     past = out[cache_kw] if cache_kw in out else out.past_key_values
@@ -183,6 +188,7 @@ def cram(
     max_restarts: int = 2,
     init_scale: float = 1.0,
     batch_size: int | None = None,
+    prefix_ids: list[int] | None = None,
 ) -> CramResult:
     """Cram every target into its own soft prompt of m vectors, all targets in one batch.
 
@@ -201,6 +207,10 @@ def cram(
         init_scale: prompts start as mean + init_scale·std·N(0, 1) per coordinate, with the mean and
             std of the model's real input embeddings (:func:`embedding_stats`).
         batch_size: most targets optimised together (None: all). Outcomes do not depend on it.
+        prefix_ids: fixed (not optimised) token ids placed *before* the soft prompt, e.g. ``[bos]``.
+            Llama-family models turn position 0 into an attention sink whose output hardly depends
+            on its input, so a soft vector at position 0 cannot steer the first target token;
+            with a BOS prefix the m soft vectors sit where real tokens do. Default: none.
 
     Returns:
         A :class:`CramResult` with one entry per target, in input order.
@@ -217,7 +227,10 @@ def cram(
     init_scale = check_real("init_scale", init_scale, minimum=0.0)
     b1 = check_real("betas[0]", betas[0], minimum=0.0, maximum=1.0, max_inclusive=False)
     b2 = check_real("betas[1]", betas[1], minimum=0.0, maximum=1.0, max_inclusive=False)
-    targets = _check_targets(handle, target_ids, m)
+    prefix_ids = [int(t) for t in (prefix_ids or [])]
+    if any(t < 0 or t >= int(handle.d_vocab) for t in prefix_ids):
+        raise ValueError(f"prefix_ids must be token ids in [0, {int(handle.d_vocab) - 1}], got {prefix_ids}")
+    targets = _check_targets(handle, target_ids, m + len(prefix_ids))
     n_tg = len(targets)
     if isinstance(seed, (list, tuple, np.ndarray)):
         seeds = [check_int(f"seed[{i}]", s) for i, s in enumerate(seed)]
@@ -240,7 +253,7 @@ def cram(
     for start in range(0, n_tg, batch_size):
         sl = slice(start, start + batch_size)
         parts.append(_cram_batch(handle, targets[sl], seeds[sl], m, max_steps, lr, patience, (b1, b2),
-                                 max_restarts, mean, std * init_scale))
+                                 max_restarts, mean, std * init_scale, prefix_ids))
     return CramResult(*[
         torch.cat([getattr(p, f) for p in parts]) if f == "prompts" else np.concatenate([getattr(p, f) for p in parts])
         for f in CramResult.__dataclass_fields__
@@ -253,7 +266,7 @@ def _init_prompt(seed: int, m: int, mean: torch.Tensor, std: torch.Tensor) -> to
     return mean.cpu() + std.cpu() * z
 
 
-def _cram_batch(handle, targets, seeds, m, max_steps, lr, patience, betas, max_restarts, mean, std) -> CramResult:
+def _cram_batch(handle, targets, seeds, m, max_steps, lr, patience, betas, max_restarts, mean, std, prefix_ids) -> CramResult:
     model, dtype, device = handle.model, _model_dtype(handle), _model_device(handle)
     B = len(targets)
     lengths = torch.tensor([len(t) for t in targets], device=device)  # (B,)
@@ -264,6 +277,7 @@ def _cram_batch(handle, targets, seeds, m, max_steps, lr, patience, betas, max_r
     mask = torch.arange(n_max, device=device)[None, :] < lengths[:, None]  # (B, n)
     with torch.no_grad():
         tok_emb = handle.embed(tgt).to(dtype)  # (B, n, d)
+        pre = handle.embed(torch.tensor([prefix_ids], device=device)).to(dtype) if prefix_ids else None  # (1, p, d)
 
     prompts = torch.stack([_init_prompt(s, m, mean, std) for s in seeds]).to(device)  # (B, m, d) fp32 master
     init_norm = prompts.flatten(1).norm(dim=1).clone()  # (B,)
@@ -287,6 +301,8 @@ def _cram_batch(handle, targets, seeds, m, max_steps, lr, patience, betas, max_r
         n_act = int(lengths[idx].max())
         p = prompts[idx].clone().requires_grad_(True)  # (b, m, d)
         x = torch.cat([p.to(dtype), tok_emb[idx, : n_act - 1]], 1)  # (b, m + n - 1, d)
+        if pre is not None:
+            x = torch.cat([pre.expand(x.shape[0], -1, -1), x], 1)  # (b, p + m + n - 1, d)
         logits = model(inputs_embeds=x, logits_to_keep=n_act, use_cache=False).logits.float()  # (b, n, V)
         t_act, mk = tgt[idx, :n_act], mask[idx, :n_act]
         ce = F.cross_entropy(logits.transpose(1, 2), t_act, reduction="none") * mk  # (b, n)
@@ -299,7 +315,7 @@ def _cram_batch(handle, targets, seeds, m, max_steps, lr, patience, betas, max_r
         cand = np.nonzero(acc >= 1.0)[0]
         if cand.size:
             rows = idx[torch.as_tensor(cand, device=device)]
-            dec = greedy_decode(handle, prompts[rows], int(lengths[rows].max()))  # (c, n)
+            dec = greedy_decode(handle, prompts[rows], int(lengths[rows].max()), prefix_ids)  # (c, n)
             ok = ((dec == tgt[rows, : dec.shape[1]]) | ~mask[rows, : dec.shape[1]]).all(1).cpu().numpy()
             for c, good in zip(cand, ok):
                 if good:

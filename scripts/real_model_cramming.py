@@ -42,6 +42,33 @@ def _commit() -> str:
         return "unknown"
 
 
+class _OutOfTime(RuntimeError):
+    pass
+
+
+def _partial(store, args, source_name, settings, dtype):
+    """The lengths whose targets all finished before the budget ran out, from the result store."""
+    from accessibility_lib.cramming import N50Search
+    from accessibility_lib.fitting import fit_sigmoid
+
+    per_n: dict[int, list[bool]] = {}
+    for key, value in store.entries("cramming", model=args.model, source=source_name, m=args.m, dtype=dtype):
+        if all(key.get(k) == v for k, v in settings.items()):
+            per_n.setdefault(key["n"], []).append(value["success"])
+    per_n = {n: v for n, v in per_n.items() if len(v) >= args.n_targets}
+    lengths = np.array(sorted(per_n), dtype=float)
+    rates = np.array([np.mean(per_n[int(n)]) for n in lengths])
+    if lengths.size >= 2:
+        fit = fit_sigmoid(lengths, rates, args.n_targets)
+    else:
+        from accessibility_lib.fitting import SigmoidFit
+
+        fit = SigmoidFit(float("nan"), float("nan"), float("nan"), (float("nan"),) * 2, 0.95, False,
+                         "budget ran out before two lengths finished", None, "none", lengths, rates)
+    fit.message = ("budget ran out; " + fit.message).strip("; ") if fit.message else "budget ran out (partial search)"
+    return N50Search(fit.n50, fit, lengths, rates, (0, 0), 0, 0, None)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="smollm2-135m")
@@ -56,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-around", type=int, default=0)
     ap.add_argument("--start-natural", type=int, default=16)
     ap.add_argument("--start-random", type=int, default=10)
+    ap.add_argument("--prefix", default="bos", choices=["bos", "none"],
+                    help="a fixed BOS token before the soft prompt (Llama-family position-0 attention sink)")
     ap.add_argument("--sources", default="natural,random", help="comma-separated: natural, random")
+    ap.add_argument("--budget-min", type=float, default=None,
+                    help="stop the search after this many minutes and record the lengths finished so far")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a loaded shared machine)")
     ap.add_argument("--out", default="book/data/real_model_cramming.json")
     args = ap.parse_args(argv)
@@ -66,11 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     handle = load_model(args.model, dtype=getattr(torch, args.dtype))
     store = default_store()
     settings = dict(max_steps=args.max_steps, patience=args.patience, lr=args.lr)
+    if args.prefix == "bos":
+        settings["prefix_ids"] = [int(handle.model.config.bos_token_id)]
     out = {
         "model": args.model,
         "m": args.m,
         "n_targets": args.n_targets,
-        "settings": {**settings, "betas": [0.9, 0.9], "dtype": args.dtype, "rel_tol": args.rel_tol,
+        "settings": {**settings, "prefix": args.prefix, "betas": [0.9, 0.9], "dtype": args.dtype, "rel_tol": args.rel_tol,
                      "n_probe": args.n_probe or args.n_targets,
                      "n_around": args.n_around},
         "sources": {},
@@ -78,10 +111,21 @@ def main(argv: list[str] | None = None) -> int:
     starts = {"natural": args.start_natural, "random": args.start_random}
     for kind in args.sources.split(","):
         start = starts[kind]
-        src = target_source(handle, kind)
+        base = target_source(handle, kind)
         ts = time.time()
-        res = find_n50(handle, src, args.m, args.n_targets, store=store, model_name=args.model,
-                       n_start=start, n_probe=args.n_probe or args.n_targets, rel_tol=args.rel_tol, n_around=args.n_around, **settings)
+
+        def src(n, i, base=base):
+            if args.budget_min is not None and time.time() - t0 > 60 * args.budget_min:
+                raise _OutOfTime
+            return base(n, i)
+
+        src.name = base.name
+        try:
+            res = find_n50(handle, src, args.m, args.n_targets, store=store, model_name=args.model,
+                           n_start=start, n_probe=args.n_probe or args.n_targets, rel_tol=args.rel_tol,
+                           n_around=args.n_around, **settings)
+        except _OutOfTime:
+            res = _partial(store, args, base.name, settings, str(handle.model.dtype))
         fit = res.fit
         out["sources"][kind] = {
             "lengths": res.lengths.tolist(),
