@@ -111,7 +111,9 @@ def weights_fingerprint(handle) -> str:
     with torch.no_grad():
         for p in [handle.W_U, *list(handle.model.parameters())]:
             flat = p.detach().reshape(-1)
-            idx = torch.linspace(0, flat.numel() - 1, min(64, flat.numel())).long().to(flat.device)
+            k = min(64, flat.numel())
+            idx = (torch.arange(k, dtype=torch.int64) * (flat.numel() - 1)) // max(k - 1, 1)  # exact integer spacing
+            idx = idx.to(flat.device)
             h.update(str(tuple(p.shape)).encode())
             h.update(flat[idx].float().cpu().numpy().tobytes())
     return h.hexdigest()[:12]
