@@ -97,6 +97,20 @@ def test_crams_short_targets_and_greedy_decoding_reproduces_them(tiny):
     assert res.prompts.shape == (4, 2, 32) and res.prompts.dtype == torch.float32
 
 
+def test_prefix_tokens_before_the_prompt(tiny):
+    targets = _rand_targets([2, 3])
+    res = cram(tiny, targets, 2, seed=0, prefix_ids=[7], **FAST)
+    assert res.success.all()
+    pre = tiny.embed(torch.tensor([[7]]))  # (1, 1, d)
+    for i, t in enumerate(targets):
+        x = torch.cat([pre, res.prompts[i : i + 1]], 1)  # the prefix, then the m soft vectors
+        out = tiny.model.generate(inputs_embeds=x, attention_mask=torch.ones(1, 3, dtype=torch.long),
+                                  max_new_tokens=len(t), do_sample=False, pad_token_id=0)
+        assert out[0, -len(t):].tolist() == t
+    with pytest.raises(ValueError, match="prefix_ids"):
+        cram(tiny, targets, 1, prefix_ids=[64])
+
+
 def test_batched_equals_one_at_a_time(tiny):
     targets = _rand_targets([2, 3, 5, 8, 12, 30], seed=5)
     batched = cram(tiny, targets, 2, seed=10, **FAST)
