@@ -8,7 +8,9 @@ Y ∈ R^{m×d} (m input vectors) is optimised, with the teacher-forced cross-ent
 **Convention:** the first target token t_1 is *predicted from the prompt alone* (it is not given as
 input); the inputs are [Y, e(t_1..t_{n−1})] and the logits at positions m−1 … m+n−2 are scored against
 t_1 … t_n. A target is *crammed* when real greedy decoding from Y (with a KV cache, as ``generate``
-does) reproduces t_1 … t_n exactly.
+does) reproduces t_1 … t_n exactly. Optionally fixed tokens (``prefix_ids``, e.g. BOS) come before the
+prompt: Llama-type models make position 0 an attention sink whose output hardly depends on its input,
+so a soft vector there cannot choose t_1 (observed on SmolLM2-135M, chapter 3).
 
 Improvements over the replication code (PAPER.md §6): many targets are optimised in one batch
 (right-padded; the model is causal so padding after a target never influences it, and each target's
