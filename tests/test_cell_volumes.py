@@ -47,7 +47,7 @@ def test_cones_in_a_ball_equal_sectors():
 
 def test_deterministic_per_seed_and_chunked_over_vocab():
     a = cell_volumes(W, B, BOX, 5000, seed=7, chunk=1000)
-    b = cell_volumes(W, B, BOX, 5000, seed=7, chunk=1000, vocab_chunk=1, point_chunk=3)
+    b = cell_volumes(W, B, BOX, 5000, seed=7, chunk=1000, vocab_chunk=1, point_chunk=333)
     c = cell_volumes(W, B, BOX, 5000, seed=8, chunk=1000)
     assert np.array_equal(a.counts, b.counts)
     assert not np.array_equal(a.counts, c.counts)
