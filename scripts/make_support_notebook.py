@@ -78,7 +78,9 @@ params = presets.resolve(
     cell_flops=cell_flops, eps_convention=eps_convention, source=source, device=device, token_budget=token_budget,
 )
 plotting.use_style()
-DATA = Path("data") if Path("data/paper_table1.csv").exists() else Path("book/data")  # run from book/ or the root
+# the chapter's data files, whether it runs from book/, the repository root or a copy elsewhere
+DATA = next(p for p in [Path("data"), Path("book/data"), Path(support.__file__).resolve().parents[1] / "book" / "data"]
+            if (p / "paper_table1.csv").exists())
 conv = precision.get(params["eps_convention"])
 t_start = time.perf_counter()
 handles, notes = support.load_available(params["models"], device=params["device"])
