@@ -9,6 +9,7 @@ sanitised by ``tests/nbval_sanitize.cfg``. Committed notebooks must carry no out
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,15 +38,20 @@ def test_committed_without_outputs(stem):
 def test_chapter_smoke_papermill_then_nbval(stem, tmp_path):
     import papermill as pm
 
-    out = tmp_path / f"{stem}.ipynb"
-    pm.execute_notebook(
-        str(ROOT / "book" / f"{stem}.ipynb"), str(out), parameters={"preset": "smoke"},
-        cwd=str(ROOT / "book"), kernel_name="python3", progress_bar=False, execution_timeout=600,
-    )
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
-         "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
-         "--nbval-current-env", "--rootdir", str(tmp_path), str(out)],
-        cwd=str(ROOT / "book"), capture_output=True, text=True, timeout=900,
-    )
+    # The executed copy lives beside the chapter (as a hidden file) so that nbval's kernel starts in
+    # book/, like the build's and papermill's, and the chapter's relative data paths resolve.
+    out = ROOT / "book" / f".nbval_{stem}_{os.getpid()}.ipynb"
+    try:
+        pm.execute_notebook(
+            str(ROOT / "book" / f"{stem}.ipynb"), str(out), parameters={"preset": "smoke"},
+            cwd=str(ROOT / "book"), kernel_name="python3", progress_bar=False, execution_timeout=600,
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+             "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
+             "--nbval-current-env", "--rootdir", str(tmp_path), str(out)],
+            cwd=str(ROOT / "book"), capture_output=True, text=True, timeout=900,
+        )
+    finally:
+        out.unlink(missing_ok=True)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
