@@ -1,0 +1,36 @@
+"""Presets: resolution rules, and the README/book tables generated from the library are current."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from accessibility_lib import presets
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_chapter_has_the_three_presets_with_the_same_parameters():
+    assert set(presets.PRESETS) >= {"theory", "argmax_cells", "cramming", "mean_field", "support", "copying"}
+    for chapter, table in presets.PRESETS.items():
+        assert set(table) == set(presets.PRESET_NAMES), chapter
+        keys = {name: set(params) for name, params in table.items()}
+        assert keys["smoke"] == keys["nano"] == keys["paper"], chapter
+
+
+def test_resolve_overrides_and_errors():
+    params = presets.resolve("cramming", "paper", device="cpu", model_name=None)
+    assert params["device"] == "cpu" and params["model_name"] == presets.PRESETS["cramming"]["paper"]["model_name"]
+    assert params["preset"] == "paper"
+    with pytest.raises(ValueError, match="preset must be one of"):
+        presets.resolve("cramming", "huge")
+    with pytest.raises(ValueError, match="chapter must be one of"):
+        presets.resolve("nope", "nano")
+    with pytest.raises(ValueError, match="not a parameter"):
+        presets.resolve("cramming", "nano", colour="red")
+
+
+def test_readme_and_book_tables_are_current():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "presets_table.py"), "--check"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
