@@ -391,6 +391,8 @@ if path.exists():
     print(f"model {real['model']}, m = {real['m']}, {real['n_targets']} targets a length, settings {real['settings']}")
     print(f"command: {prov['command']}\ncommit {prov['commit'][:12]}, {prov['machine']}, {prov['date']}, "
           f"wall time {prov['wall_seconds'] / 60:.1f} min")
+    if prov.get("note"):
+        print("note:", prov["note"])
     ref = prov["paper_reference"]
     rows = []
     for kind, s in real["sources"].items():
