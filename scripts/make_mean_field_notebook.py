@@ -53,7 +53,7 @@ code(r"""
 preset = "nano"
 model_name = None  # "nano", "tiny", or any GPT-NeoX name/path load_model accepts
 real_models = None  # e.g. ["smollm2-135m"]
-ms = None  # prompt lengths (>= 3) of the structural sweep; from papermill pass lists with -y "ms: [4, 8]"
+ms = None  # prompt lengths (at least 3) of the structural sweep; lists go through papermill's -y option
 n_prompts = None  # random prompts per length
 n_pairs = None  # prompt pairs for the W_q measurement
 pair_m = None  # their length
