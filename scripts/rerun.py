@@ -78,7 +78,7 @@ def _model_of(chapter: str, preset: str, params: dict) -> str:
 
     base = dict(presets.PRESETS.get(chapter, {}).get(preset, {}))
     base.update({k: v for k, v in params.items() if v is not None})
-    for key in ("model_name", "models", "model"):
+    for key in ("model_name", "models", "model", "bases"):
         if key in base:
             value = base[key]
             return ", ".join(value) if isinstance(value, (list, tuple)) else str(value)
