@@ -79,7 +79,7 @@ def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float3
         try:
             handles.append((name, load_model(name, device=device, dtype=dtype)))
         except ValueError as exc:  # ModelNotAvailableError is a ValueError
-            notes.append(f"{name}: skipped ({str(exc).splitlines()[0][:160]})")
+            notes.append(f"{name}: skipped ({' '.join(str(exc).split())[:240]})")
     if not handles and fallback:
         notes.append("no listed model is available: using random-tiny (an untrained GPT-NeoX) instead")
         handles.append(("random-tiny", random_tiny_handle()))

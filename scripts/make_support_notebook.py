@@ -309,7 +309,8 @@ print(f"chapter compute time: {time.perf_counter() - t_start:.0f} s")
 """, HIDE)
 
 md(r"""
-Some difference is expected: the weights are 4-bit quantized and dequantized, the prompts here are
+When Gemma-3-270M is fetched (`make models`; `make book` fetches only SmolLM2) and the table above
+appears, some difference is expected: the weights are 4-bit quantized and dequantized, the prompts here are
 far fewer and shorter than the paper's 10,000 prompts of up to 4096 tokens, and maxima of samples only
 grow with the sample. But when this chapter was written the gap in the radii was far larger than any
 of these can explain (an L∞ of several hundred here against the paper's 9.95): the dequantized final
