@@ -27,18 +27,19 @@ from . import bounds, precision
 
 __all__ = ["ModelShape", "read_shape", "capacity_card", "format_card", "KNOWN_SHAPES"]
 
-#: (d, |V|) of the paper's models, from the replication repository's models_list.csv.
-KNOWN_SHAPES: dict[str, tuple[int, int]] = {
-    "EleutherAI/pythia-160m": (768, 50304),
-    "EleutherAI/pythia-410m": (1024, 50304),
-    "EleutherAI/pythia-1b": (2048, 50304),
-    "EleutherAI/pythia-1.4b": (2048, 50304),
-    "EleutherAI/pythia-2.8b": (2560, 50304),
-    "EleutherAI/pythia-6.9b": (4096, 50304),
-    "Qwen/Qwen2.5-0.5B": (896, 151936),
-    "Qwen/Qwen2.5-1.5B": (1536, 151936),
-    "meta-llama/Llama-3.2-1B": (2048, 128256),
-    "google/gemma-3-270m": (640, 262144),
+#: (d, |V|, released dtype) of the paper's models: d and |V| from the replication repository's
+#: models_list.csv, the dtype from each model's published config.json (``torch_dtype``).
+KNOWN_SHAPES: dict[str, tuple[int, int, str]] = {
+    "EleutherAI/pythia-160m": (768, 50304, "float16"),
+    "EleutherAI/pythia-410m": (1024, 50304, "float16"),
+    "EleutherAI/pythia-1b": (2048, 50304, "float16"),
+    "EleutherAI/pythia-1.4b": (2048, 50304, "float16"),
+    "EleutherAI/pythia-2.8b": (2560, 50304, "float16"),
+    "EleutherAI/pythia-6.9b": (4096, 50304, "float16"),
+    "Qwen/Qwen2.5-0.5B": (896, 151936, "bfloat16"),
+    "Qwen/Qwen2.5-1.5B": (1536, 151936, "bfloat16"),
+    "meta-llama/Llama-3.2-1B": (2048, 128256, "bfloat16"),
+    "google/gemma-3-270m": (640, 262144, "bfloat16"),
 }
 
 
@@ -66,7 +67,8 @@ def _shape_from_config(name: str, config: dict, source: str) -> ModelShape:
 def read_shape(name_or_path: str) -> ModelShape:
     """d, |V| and dtype of a model from its config only (no weights, no network).
 
-    Looks, in order, at: a ``config.json`` file or a folder holding one; the Hugging Face cache
+    Looks, in order, at: a ``config.json`` file or a folder holding one; the book's own model names
+    (``nano``, and ``smollm2-135m``/``gemma-3-270m`` once fetched); the Hugging Face cache
     (``local_files_only``); the built-in facts of the paper's models (:data:`KNOWN_SHAPES`).
 
     Raises:
@@ -80,6 +82,14 @@ def read_shape(name_or_path: str) -> ModelShape:
         if not cfg.exists():
             raise ValueError(f"{path} is a folder without config.json")
         return _shape_from_config(name_or_path, json.loads(cfg.read_text()), str(cfg))
+    from .models import NAMED_MODELS, cache_dir, nano_dir  # torch is imported only here
+
+    if name_or_path == "nano" or name_or_path in NAMED_MODELS:
+        folder = nano_dir() if name_or_path == "nano" else cache_dir() / name_or_path
+        cfg = folder / "config.json"
+        if not cfg.exists():
+            raise ValueError(f"{name_or_path!r} is not fetched yet: python -m accessibility_lib.fetch {name_or_path}")
+        return _shape_from_config(name_or_path, json.loads(cfg.read_text()), str(cfg))
     try:  # the HF cache, offline: never downloads
         from huggingface_hub import hf_hub_download
 
@@ -88,8 +98,8 @@ def read_shape(name_or_path: str) -> ModelShape:
     except Exception:  # not cached, not a valid repo id, or huggingface_hub missing
         pass
     if name_or_path in KNOWN_SHAPES:
-        d, v = KNOWN_SHAPES[name_or_path]
-        return ModelShape(name_or_path, d, v, "unknown", "built-in facts (paper's models_list.csv)")
+        d, v, dtype = KNOWN_SHAPES[name_or_path]
+        return ModelShape(name_or_path, d, v, dtype, "built-in facts: the paper's models_list.csv and the model's config")
     raise ValueError(
         f"no config found for {name_or_path!r}: pass a config.json or a model folder, a hub id already in the "
         f"Hugging Face cache, or one of the paper's models: {', '.join(KNOWN_SHAPES)}"

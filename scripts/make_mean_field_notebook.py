@@ -25,7 +25,7 @@ md(r"""
 # Prompts of any length: the mean-field bound
 
 The packing bound of the first chapter counts the prompts of m vectors that a model computing at
-precision ε can tell apart, (1 + 2r/ε)^{d·m}, and concludes that sequences longer than n* = C·m are
+precision ε can tell apart, $(1 + 2r/\varepsilon)^{d m}$, and concludes that sequences longer than n* = C·m are
 mostly out of reach. But that count grows without limit with m: a longer prompt can, in principle,
 say more. Yet models trained to copy strings (Jelassi et al. {cite}`jelassi2024repeat`) fail past a
 length that does *not* grow with the prompt. To explain that, {cite}`meyer2026accessible` (Section
@@ -93,11 +93,11 @@ md(r"""
 ## Why a bound independent of m needs a new idea
 
 In log space the finite-length bound is ln #accessible(m) ≤ d·m·ln(1 + 2r/ε): it grows linearly in m,
-and no argument about *sets of sequences of vectors* can stop that, because B_{d×m}(0, r) really does
+and no argument about *sets of sequences of vectors* can stop that, because $B_{d\times m}(0, r)$ really does
 contain more and more well-separated points as m grows. A bound that holds for every m must use
 something the architecture does *not* distinguish, so that long prompts collapse onto few classes.
 
-Attention provides it. Write the prompt as X = (X_{:,1}, …, X_{:,m}) ∈ ℝ^{d×m} and its **empirical
+Attention provides it. Write the prompt as $X = (X_{:,1}, \dots, X_{:,m}) \in \mathbb{R}^{d\times m}$ and its **empirical
 measure**
 
 ```{math}
@@ -118,7 +118,7 @@ which depends on the other tokens only through M(X) (Sander et al. {cite}`sander
 Layer norms and MLPs act token by token. Two structural facts follow for every layer L:
 
 1. **permutation equivariance**: L(Xσ) = L(X)σ for every permutation σ of the positions;
-2. **duplication invariance**: L([X, X])_{:,i} = L(X)_{:,i} — repeating the whole prompt leaves every
+2. **duplication invariance**: $L([X, X])_{:,i} = L(X)_{:,i}$ — repeating the whole prompt leaves every
    token's output unchanged, since M([X, X]) = M(X).
 
 So the model is a map on probability measures, and prompts of all lengths live in one space,
@@ -129,7 +129,7 @@ md(r"""
 ## The mean-field bound
 
 Closeness of measures is measured by the Wasserstein distance: for q ≥ 1,
-W_q(μ, ν) = (min_π ∫‖x − y‖^q dπ(x, y))^{1/q} over couplings π of μ and ν. It compares prompts of
+$W_q(\mu, \nu) = \bigl(\min_\pi \int \lVert x - y\rVert^q \,\mathrm{d}\pi(x, y)\bigr)^{1/q}$ over couplings π of μ and ν. It compares prompts of
 different lengths, and a prompt, its permutations and its duplications are all at distance 0.
 
 ````{prf:assumption} Wasserstein precision (Assumption 4.8)
@@ -152,11 +152,11 @@ Under {prf:ref}`asm-mf-wasserstein-precision`, the number of sequences accessibl
 ````
 
 ````{prf:proof}
-(Sketch.) Cover B_d(0, r) by N ≤ (1 + 2r/ε)^d cells of diameter below ε (the centres of a maximal
+(Sketch.) Cover $B_d(0, r)$ by $N \le (1 + 2r/\varepsilon)^d$ cells of diameter below ε (the centres of a maximal
 ε-packing). Move the mass of each cell of M(X) to its centre: every point moves by less than ε, so
 the W_q distance moved is below ε, and by {prf:ref}`asm-mf-wasserstein-precision` the model cannot
 see the difference. What remains is a probability vector (w_1, …, w_N) on the centres. Quantise its
-weights as well: changing weights by a total of δ moves the measure by at most (2r)·δ^{1/q} in W_q, so
+weights as well: changing weights by a total of δ moves the measure by at most $(2r)\,\delta^{1/q}$ in $W_q$, so
 a grid of step about (ε/2r)^q on the simplex suffices. Counting the grid points of the simplex in N
 coordinates (a stars-and-bars count, bounded with (a+b choose b) ≤ (e(a+b)/b)^b) gives
 (e + e(2r)^q/ε^q)^N classes of indistinguishable prompts, each producing at most one greedy sequence.
@@ -170,14 +170,14 @@ Taking logarithms twice, as `bounds.mean_field_loglog_count` does,
 ```
 
 a number that is finite and exact in floating point for every width (d = 10^5 included), even though the
-count itself, e^{e^{…}}, is not.
+count itself, $e^{e^{\cdots}}$, is not.
 
 ````{prf:corollary} Prompt-independent accessible fraction (Cor 4.10)
 :label: cor-mf-fraction
 
 Among the |V|^n sequences of length n, the fraction accessible with prompts of any length is at most
 #accessible / |V|^n with #accessible from {eq}`eq-mf-count`: it is below 1 as soon as
-n > n* = ln #accessible / ln |V|, and falls like |V|^{−n} beyond, **however long the prompt**.
+n > n* = ln #accessible / ln |V|, and falls like $|V|^{-n}$ beyond, **however long the prompt**.
 ````
 
 The prediction for copying (chapter 6) is qualitative: a step in accuracy at a length that does not
@@ -187,7 +187,7 @@ move when the allowed prompt grows.
 md(r"""
 ## The two structural facts, measured
 
-Real decoders break both premises: a causal mask makes position i see only X_{:,1..i} (a different
+Real decoders break both premises: a causal mask makes position i see only $X_{:,1..i}$ (a different
 measure at each position) and rotary embeddings make scores depend on i − j. To see how much, the
 library re-runs the trained GPT-NeoX with its own weights and two switches,
 `positionfree.neox_forward(model, X, causal=..., rotary=...)` — a functional re-implementation of the

@@ -53,3 +53,9 @@ def test_nested_text_config_and_errors(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"foo": 1}))
     with pytest.raises(ValueError, match="hidden_size"):
         capacity.read_shape(str(tmp_path / "bad.json"))
+
+
+def test_book_model_names_and_builtin_dtype():
+    nano = capacity.read_shape("nano")  # the shipped model's own config.json
+    assert (nano.d_model, nano.d_vocab) == (128, 4096)
+    assert capacity.read_shape("EleutherAI/pythia-160m").dtype == "float16"
