@@ -209,8 +209,9 @@ def html_table(rows: list[dict], index: str | None = None):
     if index in cols:
         cols.remove(index)
         cols.insert(0, index)
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in rows)
+    pad = 'style="padding: 0.25em 0.6em"'
+    head = "".join(f"<th {pad}>{html.escape(str(c))}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td {pad}>{html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in rows)
     return HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 

@@ -284,9 +284,10 @@ for row_ in models:
                        f"{C_ / row_['slope_exp']:.2f}", "—" if paper is None else paper,
                        "—" if implied is None else f"{implied:.1f}"])
 # one table, two renderings: HTML for the book and JupyterLab, Markdown text for papermill/nbval readers
-html = "".join(f"<th>{h}</th>" for h in header)
+cell = 'style="padding: 0.25em 0.6em; white-space: nowrap"'
+html = "".join(f"<th {cell}>{h}</th>" for h in header)
 html = f"<table><caption>Ball slope under {conv.name}</caption><thead><tr>{html}</tr></thead><tbody>" + "".join(
-    "<tr>" + "".join(f"<td>{v}</td>" for v in r_) + "</tr>" for r_ in table_rows) + "</tbody></table>"
+    "<tr>" + "".join(f"<td {cell}>{v}</td>" for v in r_) + "</tr>" for r_ in table_rows) + "</tbody></table>"
 text = "\\n".join(["| " + " | ".join(header) + " |"] + ["| " + " | ".join(str(v) for v in r_) + " |" for r_ in table_rows])
 display({"text/html": html, "text/plain": text}, raw=True)
 """,
