@@ -1,7 +1,7 @@
 """Sphinx extension of the book's build: pages load nothing from the network.
 
 Jupyter Book always enables ``sphinx_thebe``, which writes an inline script holding a CDN URL
-(``THEBE_JS_URL = "https://unpkg.com/thebe@…"``) into every page, plus its loader; the book has no
+(``THEBE_JS_URL``, the address of thebe on a public CDN) into every page, plus its loader; the book has no
 launch buttons, so both are dropped here. Then every page's script and stylesheet list is checked:
 a remote one (``//`` or ``scheme://``) is reported as a Sphinx warning, which fails the book build
 (``-W``). The widget runtime and MathJax are served from ``_static/abx`` (scripts/vendor_assets.py,
