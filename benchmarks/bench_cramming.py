@@ -26,6 +26,7 @@ import torch
 
 from accessibility_lib.cramming import cram, locate_n50
 from accessibility_lib.fitting import fit_sigmoid, logistic
+from _common import matmul_rate  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
 
 CURVES = Path(__file__).resolve().parents[1] / "book" / "data" / "cramming_curves.json"
 
@@ -107,15 +108,6 @@ def bench_search(n_rep=10):
           f"{100 * np.median(err_ours):.1f} % (90th pct {100 * np.quantile(err_grid, 0.9):.1f} % vs "
           f"{100 * np.quantile(err_ours, 0.9):.1f} %)")
     return ratio
-
-
-def matmul_rate(size=1024, reps=10):
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    a @ b
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        a @ b
-    return 2 * size**3 * reps / (time.perf_counter() - t0)
 
 
 def bench_throughput(handle, batch=16, n=64, steps=5):

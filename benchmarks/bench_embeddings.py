@@ -15,15 +15,7 @@ import torch
 import transformers
 
 from accessibility_lib import embeddings as E
-
-
-def matmul_rate(n=1024, reps=8):
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    a @ b
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        a @ b
-    return 2 * n**3 * reps / (time.perf_counter() - t0)
+from _common import matmul_rate  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
 
 
 def handle():
