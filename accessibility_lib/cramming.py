@@ -549,8 +549,12 @@ def find_n50(
     bar = progress(total=None, desc=f"cramming m={m} ({name})", disable=not show_progress) \
         if show_progress else None
 
+    from .support import weights_fingerprint
+
+    weights = weights_fingerprint(handle)  # a retrained model under the same name never reuses results
+
     def evaluate(n: int, count: int):
-        keys = [{"model": model_name, "dtype": str(_model_dtype(handle)), "source": name, "m": m, "n": n,
+        keys = [{"model": model_name, "weights": weights, "dtype": str(_model_dtype(handle)), "source": name, "m": m, "n": n,
                  "target": i, "seed": seed + i, **settings} for i in range(count)]
         found = [store.get("cramming", k) if store is not None else None for k in keys]
         todo = [i for i, f in enumerate(found) if f is None]

@@ -447,12 +447,13 @@ paper's conventions. The bound is a statement about what a perfectly precise sea
 gradient descent on a soft prompt is a weak search, and the greedy map has large cells (frequent
 tokens) and tiny ones (rare tokens) where the bound counts every cell the same.
 
-Our own runs on the 1.8M-parameter `nano` model (tables above) are a cautionary contrast: its $n_{50}$
-is only a few tokens and barely grows with m at this budget, so its slope is close to zero and the
-ratio to the bound is in the thousands. A four-layer model with d = 128 gives a soft prompt little
-leverage over later positions; the linear law of the paper is a property of models large enough to
-read a prompt, not of the counting bound, which only caps it. Natural text still crams longer than
-random tokens.
+Our own runs on the 1.8M-parameter `nano` model (tables above) show the same shape at a tiny scale:
+at this CPU budget (300 steps, 10 targets a length) $n_{50}$ is a few tokens and grows with m — when this
+chapter was written, about 1.7 tokens per prompt vector for natural text (R² ≈ 0.99) and less for random
+tokens — far below the ball bound (C = 128 at 2r/ε = 4096). How well a model reads its prompt sets the
+measured slope, the counting bound only caps it: an earlier `nano`, trained 450 steps instead of 1500
+(held-out perplexity 55 instead of 31), hardly reacted to a soft prompt beyond the first target token,
+and its slope was close to zero. Natural text crams longer than random tokens here too.
 """)
 
 

@@ -13,12 +13,11 @@ else is training text. The tokenizer is trained on the training chapters only.
 
 Usage (the command recorded in the model card)::
 
-    .venv/bin/python scripts/train_nano.py --seed 0 --steps 450 --threads 2
+    .venv/bin/python scripts/train_nano.py --seed 0 --steps 1500 --warmup 100 --threads 2
 
 A killed run resumes from its last checkpoint (``runs/nano_ckpt/``, git-ignored) with ``--resume``;
 the data order depends only on (seed, step), so a resumed run gives the same batches. On a machine
-shared with other jobs, ``--threads 1`` is much faster than 2 (the shipped model was resumed so at
-step 100; see its MODEL_CARD.md). Writes MODEL_CARD.md's numbers to ``train_log.json``; the card
+shared with other jobs, ``--threads 1`` is much faster than 2. Writes MODEL_CARD.md's numbers to ``train_log.json``; the card
 itself is written by hand from them.
 """
 
@@ -186,7 +185,7 @@ def load_ckpt(model, opt) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--steps", type=int, default=450)
+    ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--ctx", type=int, default=256)
     ap.add_argument("--d-model", type=int, default=128)
@@ -194,7 +193,7 @@ def main() -> None:
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=4096)
     ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--warmup", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ckpt-every", type=int, default=50)
     ap.add_argument("--resume", action="store_true")

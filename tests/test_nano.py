@@ -15,14 +15,14 @@ import pytest
 import torch
 
 NANO = Path(__file__).resolve().parents[1] / "accessibility_lib" / "data" / "nano"
-# Measured on the shipped weights (2026-11-29, torch 2.13 CPU): perplexity 56.44 on the first 24
-# scoring windows (54.80 on all 187, the model card's number); oracle unigram on the same 24 windows
+# Measured on the shipped weights (2026-11-30, torch 2.13 CPU): perplexity 32.17 on the first 24
+# scoring windows (30.89 on all 187, the model card's number); oracle unigram on the same 24 windows
 # 374.7; train-set unigram (model card) 414.5.
 N_WINDOWS = 24
-PPL_MAX = 60.0
+PPL_MAX = 35.0
 PROMPT = "And God said"
-# greedy continuation: ' unto you, Lord, I will not be my Father, and I will not be my Father.'
-GREEDY_IDS = [324, 367, 13, 594, 13, 298, 397, 343, 297, 382, 1254, 13, 269, 298, 397, 343]
+# greedy continuation: ' unto him, I will not give thee a wife of the daughters of the land'
+GREEDY_IDS = [324, 334, 13, 298, 397, 343, 653, 398, 261, 975, 270, 260, 1311, 270, 260, 507]
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +84,8 @@ def test_heldout_perplexity_beats_unigram(nano):
     counts = np.bincount(targets, minlength=len(tok)) + 1.0
     oracle_ppl = math.exp(-np.log(counts / counts.sum())[targets].mean())
     assert ppl < PPL_MAX, ppl
-    assert ppl < 0.25 * oracle_ppl, (ppl, oracle_ppl)
-    assert log["heldout_ppl"] < 0.25 * log["unigram_ppl"]
+    assert ppl < 0.1 * oracle_ppl, (ppl, oracle_ppl)
+    assert log["heldout_ppl"] < 0.1 * log["unigram_ppl"]
 
 
 def test_greedy_continuation_is_recorded(nano):
