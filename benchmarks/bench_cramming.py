@@ -45,20 +45,20 @@ def _handle(name: str):
         return wrap_model(transformers.GPTNeoXForCausalLM(cfg), verify=False), "random GPT-NeoX (nano absent)"
 
 
-def bench_batched(handle, n_targets=16, steps=60, lengths=None):
+def bench_batched(handle, n_targets=16, steps=60, lengths=None, m=1):
     g = torch.Generator().manual_seed(0)
     lengths = lengths or [4 + (i * 3) % 24 for i in range(n_targets)]
     n_targets = len(lengths)
     targets = [torch.randint(0, handle.d_vocab, (n,), generator=g).tolist() for n in lengths]
     kw = dict(max_steps=steps, lr=0.05, patience=steps)
     t0 = time.perf_counter()
-    batched = cram(handle, targets, 1, seed=0, **kw)
+    batched = cram(handle, targets, m, seed=0, **kw)
     t_batched = time.perf_counter() - t0
     t0 = time.perf_counter()
-    singles = [cram(handle, [t], 1, seed=[i], **kw) for i, t in enumerate(targets)]
+    singles = [cram(handle, [t], m, seed=[i], **kw) for i, t in enumerate(targets)]
     t_single = time.perf_counter() - t0
     same = all(s.success[0] == batched.success[i] for i, s in enumerate(singles))
-    print(f"(a) batched {n_targets} targets (n = {min(lengths)}..{max(lengths)}, {steps} steps max): {t_batched:.1f} s; one at a time: "
+    print(f"(a) batched {n_targets} targets (m = {m}, n = {min(lengths)}..{max(lengths)}, {steps} steps max): {t_batched:.1f} s; one at a time: "
           f"{t_single:.1f} s; speed-up {t_single / t_batched:.1f}x; same outcomes: {same} "
           f"({int(batched.success.sum())}/{n_targets} crammed)")
     return t_single / t_batched, same
@@ -139,7 +139,7 @@ def main() -> None:
     handle, label = _handle(args.model)
     print(f"model: {label}; torch threads: {torch.get_num_threads()}")
     bench_search()
-    bench_batched(handle, lengths=[2 + i % 4 for i in range(20)])  # the nano chapter's regime (n50 ~ 2-3)
+    bench_batched(handle, lengths=[2 + i % 4 for i in range(20)], m=4, steps=200)  # the nano chapter's regime (random n50(m=4) ~ 3)
     bench_batched(handle)
     bench_throughput(handle)
 
