@@ -34,19 +34,20 @@ from .results import ResultStore
 __all__ = ["load_available", "random_tiny_handle", "ModelSupport", "analyse_model", "weights_fingerprint", "table_rows", "html_table", "read_csv"]
 
 
-def random_tiny_handle(seed: int = 0):
-    """A random-weight GPT-NeoX (d = 64, |V| = 512, 2 layers) wrapped as a model handle.
+def random_tiny_handle(seed: int = 0, *, d_model: int = 64, d_vocab: int = 512, n_layers: int = 2, n_ctx: int = 256):
+    """A random-weight GPT-NeoX (default d = 64, |V| = 512, 2 layers, 4 heads) wrapped as a model handle.
 
-    Stands in when no trained model is available (e.g. before ``nano`` is shipped), so the chapter
-    always runs; its numbers describe an untrained network, and the chapter says so.
+    Stands in when no trained model is available, so the chapter always runs; its numbers describe an
+    untrained network, and the chapter says so. The sizes are arguments so benchmarks can build a wider
+    one (MLP width 4·d).
     """
     import transformers
 
     from .models import wrap_model
 
     cfg = transformers.GPTNeoXConfig(
-        vocab_size=512, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
-        max_position_embeddings=256,
+        vocab_size=d_vocab, hidden_size=d_model, num_hidden_layers=n_layers, num_attention_heads=4,
+        intermediate_size=4 * d_model, max_position_embeddings=n_ctx,
     )
     torch.manual_seed(seed)
     model = transformers.GPTNeoXForCausalLM(cfg).eval()
@@ -57,9 +58,10 @@ def random_tiny_handle(seed: int = 0):
         pad_token = "<pad>"
 
         def __len__(self):
-            return 512
+            return d_vocab
 
-    return wrap_model(model, _Tok(), name="random-tiny", verify=False)
+    name = "random-tiny" if (d_model, d_vocab, n_layers) == (64, 512, 2) else f"random-neox-{d_model}"
+    return wrap_model(model, _Tok(), name=name, verify=False)
 
 
 def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float32, fallback: bool = True):

@@ -12,34 +12,21 @@ import argparse
 import time
 
 import torch
-import transformers
 
 from accessibility_lib import embeddings as E
 from _common import matmul_rate  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
 
 
-def handle():
+def handle(random_width: int | None):
+    """The shipped nano model, or (``--random-width D``) a random GPT-NeoX of width D, 4 layers, |V| 8192."""
+    if random_width:
+        from accessibility_lib.support import random_tiny_handle
+
+        h = random_tiny_handle(0, d_model=random_width, d_vocab=8192, n_layers=4, n_ctx=512)
+        return h, f"{h.name} (random weights)"
     from accessibility_lib import models
 
-    try:
-        return models.load_model("nano"), "nano"
-    except Exception:  # noqa: BLE001 - nano not trained yet: a config model of the same family
-        cfg = transformers.GPTNeoXConfig(
-            vocab_size=8192, hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024,
-            max_position_embeddings=512,
-        )
-        torch.manual_seed(0)
-        m = transformers.GPTNeoXForCausalLM(cfg).eval()
-
-        class _Tok:
-            all_special_ids = [0]
-            pad_token_id = 0
-            pad_token = "<pad>"
-
-            def __len__(self):
-                return 8192
-
-        return models.wrap_model(m, _Tok(), name="random-neox-256", verify=False), "random-neox-256 (nano not available)"
+    return models.load_model("nano"), "nano"
 
 
 def main():
@@ -50,8 +37,9 @@ def main():
     ap.add_argument("--length", type=int, default=128)
     ap.add_argument("--prompts", type=int, default=64)
     ap.add_argument("--budget", type=int, default=4096)
+    ap.add_argument("--random-width", type=int, default=None, help="use a random GPT-NeoX of this width instead of nano")
     args = ap.parse_args()
-    h, label = handle()
+    h, label = handle(args.random_width)
     cfg = h.model.config
     L = cfg.num_hidden_layers
     d = h.d_model
