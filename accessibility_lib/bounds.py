@@ -34,7 +34,6 @@ __all__ = [
     "ellipsoid_slope",
     "cone_log_fraction",
     "cone_slope",
-    "mean_field_log_count_log",
     "mean_field_loglog_count",
     "mean_field_log_accessible_fraction",
 ]
@@ -279,11 +278,6 @@ def mean_field_loglog_count(d: int, r: float, eps: float, q: float = 1) -> float
     log_x = math.log(2.0) + math.log(r) - math.log(eps)  # ln(2r/ε)
     log_count_over_base = math.log1p(_softplus(q * log_x))  # ln(1 + ln(1 + (2r/ε)^q))
     return d * _log1p_ratio(r, eps) + log_count_over_base
-
-
-def mean_field_log_count_log(d: int, r: float, eps: float, q: float = 1) -> float:
-    """Alias of :func:`mean_field_loglog_count` kept for readability in chapters: ln(ln #accessible)."""
-    return mean_field_loglog_count(d, r, eps, q)
 
 
 def mean_field_log_accessible_fraction(d: int, r: float, eps: float, vocab_size: int, n: int, q: float = 1) -> float:
