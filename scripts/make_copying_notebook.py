@@ -285,7 +285,8 @@ for run in runs:
     run["gap"] = run["log10_nstar"] - math.log10(n50) if n50 == n50 else float("nan")
     lines.append(f"| {run['label']} | {run['d']} | {run['r']:.2f} | {2 * run['r'] / eps:.0f} | {run['loglog']:.0f} | "
                  f"{run['log10_nstar']:.0f} | {n50:.2f} | {run['gap']:.0f} |")
-display(Markdown(f"ε convention: {conv.name} ({conv.description}).\n\n" + "\n".join(lines)))
+display(Markdown(f"ε convention: ε = r∞·2^-11 (the replication code's), with r the largest L2 norm, "
+                 f"so 2r/ε = 2^12·r/r∞ (above the replication's 4096, which takes r = r∞).\n\n" + "\n".join(lines)))
 """, HIDE)
 
 code(r"""
