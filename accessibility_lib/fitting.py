@@ -10,17 +10,18 @@ whose 50 % point n50(m) is the length a prompt of m vectors can still hold for h
 Corollary 4.6 predicts n50(m) ≈ C·m, linear in m, so the second fit is a straight line through the
 points (m, n50(m)); its slope is the measured C_exp compared with the bound C in Table 1.
 
-What this module does better than the replication code (PAPER.md §6): the logistic is fitted by
+What this module does better than the replication code (the book's appendix on conventions): the logistic is fitted by
 binomial maximum likelihood when the number of trials per point is known (least squares otherwise),
-n50 gets a bootstrap confidence interval, and degenerate curves — all successes, all failures, a
-single length, or no crossing of 50 % inside the tested range — are *flagged* (``ok`` is False and
-``message`` says why) instead of silently extrapolated.
+n50 gets a profile-likelihood interval (honest when rates are 0 or 1, where a bootstrap that redraws
+from the observed rates never varies), and a crossing is reported only when a length with rate > ½
+lies below one with rate < ½; otherwise the result is *one-sided* (``ok`` is False, ``bound`` and
+``message`` say what the data show) instead of a crossing pinned to the end of the tested range.
 
 Example:
     >>> import numpy as np
     >>> n = np.arange(10, 200, 10)
     >>> p = 1 / (1 + np.exp(0.1 * (n - 90)))
-    >>> fit = fit_sigmoid(n, p, n_trials=20, n_boot=0)
+    >>> fit = fit_sigmoid(n, p, n_trials=20)
     >>> round(fit.n50, 1)
     90.0
 """
@@ -28,7 +29,7 @@ Example:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, stats
@@ -62,15 +63,18 @@ class SigmoidFit:
         n50: fitted 50 % length (tokens); NaN when ``ok`` is False.
         steepness: k (per token); NaN when ``ok`` is False.
         r2: coefficient of determination of the fitted curve on the success fractions.
-        ci: (low, high) bootstrap percentile interval for n50 at ``level`` (NaNs if not computed).
+        ci: (low, high) profile-likelihood interval for n50 at ``level`` (NaNs if not computed).
         level: confidence level of ``ci``.
-        ok: False for degenerate data (then n50 is NaN and ``message`` says what is known instead).
-        message: why the fit is degenerate, or "" when ``ok``.
-        bound: for degenerate data, what the data do say: ``(">", n_max)`` when every tested length
-            succeeds at least half of the time, ``("<", n_min)`` when none does; None otherwise.
-        method: "binomial-mle" (n_trials known) or "least-squares".
+        ok: False for data without a bracketed crossing (then n50 is NaN and ``message`` and
+            ``bound`` say what the data do show).
+        message: why there is no fit, or a caveat about the interval; "" when there is none.
+        bound: for one-sided data, what they say: ``(">=", n_max)`` when every tested length succeeds
+            at least half of the time, ``("<=", n_min)`` when none succeeds more than half of the time;
+            None otherwise.
+        method: "binomial-mle" (n_trials known), "least-squares", or "none".
         lengths, success: the data fitted (sorted by length).
-        boot_n50: bootstrap replicates of n50 (empty when not computed).
+        ci_open: (low, high) — whether that end of the interval reached the edge of the searched
+            range (the data do not close it; the end shown is a limit of the search, not of n50).
     """
 
     n50: float
@@ -84,22 +88,40 @@ class SigmoidFit:
     method: str
     lengths: np.ndarray
     success: np.ndarray
-    boot_n50: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    ci_open: tuple[bool, bool] = (False, False)
 
     def predict(self, n: np.ndarray) -> np.ndarray:
         """Fitted success probability at lengths ``n``.
 
         Raises:
-            ValueError: if the fit is degenerate (``ok`` False).
+            ValueError: if there is no fit (``ok`` False).
         """
         if not self.ok:
             raise ValueError(f"no sigmoid was fitted: {self.message}")
         return logistic(n, self.n50, self.steepness)
 
+    def describe(self, digits: int = 1) -> str:
+        """n50 with its interval as text, one-sided results and open interval ends spelled out."""
+        if not self.ok:
+            if self.bound is not None:
+                return f"n50 {'≥' if self.bound[0] == '>=' else '≤'} {self.bound[1]:.{digits}f} (one-sided)"
+            return "no n50 (" + self.message + ")"
+        if not np.isfinite(self.ci[0]):
+            return f"{self.n50:.{digits}f}"
+        lo = ("≤ " if self.ci_open[0] else "") + f"{self.ci[0]:.{digits}f}"
+        hi = ("≥ " if self.ci_open[1] else "") + f"{self.ci[1]:.{digits}f}"
+        return f"{self.n50:.{digits}f} [{lo}, {hi}]"
 
-def _fit_once(n: np.ndarray, p: np.ndarray, trials: np.ndarray | None, k_bounds: tuple[float, float]) -> tuple[float, float]:
+
+def _nll(n: np.ndarray, succ: np.ndarray, trials: np.ndarray, n50: float, k: float) -> float:
+    """Binomial negative log-likelihood of the decreasing logistic (constants dropped)."""
+    z = k * (n - n50)
+    return float(np.sum(trials * np.logaddexp(0.0, z) - (trials - succ) * z))
+
+
+def _fit_once(n: np.ndarray, p: np.ndarray, trials: np.ndarray | None, k_bounds: tuple[float, float],
+              n50_bounds: tuple[float, float]) -> tuple[float, float]:
     """(n50, k) maximising the binomial likelihood (or minimising squared error), bounded."""
-    lo_n, hi_n = float(n.min()), float(n.max())
     log_k_lo, log_k_hi = math.log(k_bounds[0]), math.log(k_bounds[1])
 
     if trials is not None:
@@ -124,22 +146,60 @@ def _fit_once(n: np.ndarray, p: np.ndarray, trials: np.ndarray | None, k_bounds:
             return float(np.sum(resid**2)), np.array([float(np.sum(dz) * -k), float(np.sum(dz * z))])
 
     # start: n50 where the data cross 1/2 (linear interpolation), k from the spread of the lengths
-    above = p >= 0.5
+    above = p > 0.5
+    lo_n, hi_n = float(n.min()), float(n.max())
     if above.any() and (~above).any():
         i = int(np.nonzero(above)[0].max())
         j = min(i + 1, len(n) - 1)
         n0 = float(n[i] if j == i or p[i] == p[j] else n[i] + (p[i] - 0.5) * (n[j] - n[i]) / (p[i] - p[j]))
     else:
         n0 = 0.5 * (lo_n + hi_n)
+    n0 = min(max(n0, n50_bounds[0]), n50_bounds[1])
     best = None
     for k0 in (4.0 / max(hi_n - lo_n, 1e-9), 20.0 / max(hi_n - lo_n, 1e-9)):
         theta0 = np.array([n0, min(max(math.log(k0), log_k_lo), log_k_hi)])
-        res = optimize.minimize(
-            objective, theta0, jac=True, method="L-BFGS-B", bounds=[(lo_n, hi_n), (log_k_lo, log_k_hi)]
-        )
+        res = optimize.minimize(objective, theta0, jac=True, method="L-BFGS-B",
+                                bounds=[n50_bounds, (log_k_lo, log_k_hi)])
         if best is None or res.fun < best.fun:
             best = res
     return float(best.x[0]), float(math.exp(best.x[1]))
+
+
+def _profile_interval(n, succ, trials, n50_hat, nll_hat, k_bounds, n50_bounds, level):
+    """Profile-likelihood interval for n50: {n50 : 2(min_k NLL(n50, k) − NLL_hat) ≤ χ²₁(level)}."""
+    log_k = np.linspace(math.log(k_bounds[0]), math.log(k_bounds[1]), 121)
+    ks = np.exp(log_k)
+
+    def profile(c: float) -> float:
+        z = ks[:, None] * (n[None, :] - c)  # (K, L)
+        nll = np.sum(trials * np.logaddexp(0.0, z) - (trials - succ) * z, axis=1)
+        j = int(np.argmin(nll))
+        # refine k around the grid minimum
+        lo_i, hi_i = max(j - 1, 0), min(j + 1, ks.size - 1)
+        r = optimize.minimize_scalar(lambda lk: _nll(n, succ, trials, c, math.exp(lk)),
+                                     bounds=(log_k[lo_i], log_k[hi_i]), method="bounded",
+                                     options={"xatol": 1e-4})
+        return min(float(nll[j]), float(r.fun))
+
+    thr = 0.5 * float(stats.chi2.ppf(level, 1))
+    grid = np.linspace(n50_bounds[0], n50_bounds[1], 401)
+    inside = np.array([profile(c) - nll_hat <= thr for c in grid])
+    inside[np.argmin(np.abs(grid - n50_hat))] = True
+    idx = np.nonzero(inside)[0]
+    i0, i1 = int(idx.min()), int(idx.max())
+
+    def edge(a: float, b: float) -> float:  # bisection between an inside point a and an outside point b
+        for _ in range(30):
+            mid = 0.5 * (a + b)
+            if profile(mid) - nll_hat <= thr:
+                a = mid
+            else:
+                b = mid
+        return a
+
+    low = grid[0] if i0 == 0 else edge(grid[i0], grid[i0 - 1])
+    high = grid[-1] if i1 == grid.size - 1 else edge(grid[i1], grid[i1 + 1])
+    return (float(low), float(high)), (i0 == 0, i1 == grid.size - 1)
 
 
 def fit_sigmoid(
@@ -147,8 +207,8 @@ def fit_sigmoid(
     success: object,
     n_trials: object = None,
     *,
-    n_boot: int = 300,
     level: float = 0.95,
+    n_min: float = 0.0,
     seed: int = 0,
 ) -> SigmoidFit:
     """Fit the decreasing logistic p(n) = 1/(1 + exp(k(n − n50))) to success fractions.
@@ -157,44 +217,43 @@ def fit_sigmoid(
         lengths: target lengths n (tokens), shape (L,). Repeated lengths are allowed.
         success: success fraction at each length, in [0, 1], shape (L,).
         n_trials: number of targets behind each fraction (int or shape (L,)). When given, the fit
-            maximises the binomial likelihood and the bootstrap redraws each point's successes from a
-            binomial; when None, least squares on the fractions and a bootstrap over points.
-        n_boot: bootstrap replicates for the interval on n50 (0: no interval).
+            maximises the binomial likelihood and n50 gets a profile-likelihood interval, which stays
+            honest when rates are 0 or 1 (no redrawing from observed rates); when None, least
+            squares on the fractions and no interval.
         level: confidence level of the interval, in (0, 1).
-        seed: seed of the bootstrap.
+        n_min: the shortest length a target can have (tokens); n50 and its interval are searched
+            in [max(n_min, min n − span), max n + span], span = max n − min n, and an interval end
+            that reaches that edge is flagged in ``ci_open``.
+        seed: unused by the profile interval; kept so that callers can pass one seed everywhere.
 
     Returns:
-        A :class:`SigmoidFit`. Degenerate data are flagged, not extrapolated: if every length
-        succeeds ≥ 50 % (incl. all ones), ``ok`` is False, n50 is NaN and ``bound == (">", max n)``;
-        if every length succeeds < 50 % (incl. all zeros), ``bound == ("<", min n)``.
-        n50 is constrained to the tested range and k to [1e-3, 50]/(spacing of the lengths), so a
-        step-like curve gives the steepest allowed k, never an infinite one.
+        A :class:`SigmoidFit`. A crossing is reported only when it is *bracketed*: some length with
+        rate > ½ lies below some length with rate < ½. Otherwise the result is one-sided (``ok``
+        False, n50 NaN): ``bound == (">=", max n)`` when no rate is below ½, ``("<=", min n)`` when
+        no rate is above ½. k is bounded to [1e-3, 50]/(spacing of the lengths), so a step-like
+        curve gets the steepest allowed k (and an interval as wide as the step is unresolved).
 
     Raises:
-        ValueError: for mismatched shapes, fractions outside [0, 1], fewer than two distinct lengths,
-            bad ``n_trials``, ``n_boot`` < 0 or ``level`` outside (0, 1).
+        ValueError: for mismatched shapes, fractions outside [0, 1], no data, bad ``n_trials`` or
+            ``level`` outside (0, 1).
 
-    Source: the sigmoid fit of paper Section 5 (Fig 4); the interval and degeneracy flags are ours.
+    Source: the sigmoid fit of paper Section 5 (Fig 4); the bracketing rule and the interval are ours.
     """
     n = check_array("lengths", lengths, ndim=1)
     p = check_array("success", success, ndim=1)
     if n.shape != p.shape:
         raise ValueError(f"lengths and success must have the same shape, got {n.shape} and {p.shape}")
+    if n.size == 0:
+        raise ValueError("fit_sigmoid needs at least one (length, success) point, got none")
     if np.any(p < 0) or np.any(p > 1):
         raise ValueError(f"success must contain fractions in [0, 1], got values in [{p.min()}, {p.max()}]")
-    n_boot = check_int("n_boot", n_boot, minimum=0, maximum=100_000)
     level = check_real("level", level, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    n_min = check_real("n_min", n_min, minimum=0.0)
     trials = None
     if n_trials is not None:
         trials = np.broadcast_to(check_array("n_trials", n_trials, positive=True), n.shape).astype(np.float64)
         if np.any(trials != np.round(trials)):
             raise ValueError("n_trials must be whole numbers of targets")
-    distinct = np.unique(n)
-    if distinct.size < 2:
-        raise ValueError(
-            f"fit_sigmoid needs success fractions at two or more distinct lengths, got {distinct.size} "
-            f"({distinct.tolist()}): one point cannot locate a 50 % crossing"
-        )
     order = np.argsort(n, kind="stable")
     n, p = n[order], p[order]
     if trials is not None:
@@ -202,54 +261,47 @@ def fit_sigmoid(
         p = np.round(p * trials) / trials  # whole numbers of successes
     nan2 = (float("nan"), float("nan"))
 
-    def degenerate(message: str, bound: tuple[str, float]) -> SigmoidFit:
+    def one_sided(message: str, bound: tuple[str, float] | None) -> SigmoidFit:
         return SigmoidFit(float("nan"), float("nan"), float("nan"), nan2, level, False, message, bound,
                           "none", n, p)
 
-    if np.all(p >= 0.5):
-        what = "all targets succeeded" if np.all(p == 1) else "success stays >= 50 % at every tested length"
-        return degenerate(f"{what}: n50 > {n.max():g} (test longer targets)", (">", float(n.max())))
-    if np.all(p < 0.5):
-        what = "no target succeeded" if np.all(p == 0) else "success stays < 50 % at every tested length"
-        return degenerate(f"{what}: n50 < {n.min():g} (test shorter targets)", ("<", float(n.min())))
+    above, below = p > 0.5, p < 0.5
+    if not below.any():
+        what = "all targets succeeded" if np.all(p == 1) else "success stays ≥ 50 % at every tested length"
+        return one_sided(f"{what}: n50 ≥ {n.max():g} (test longer targets)", (">=", float(n.max())))
+    if not above.any():
+        what = "no target succeeded" if np.all(p == 0) else "success stays ≤ 50 % at every tested length"
+        return one_sided(f"{what}: n50 ≤ {n.min():g} (test shorter targets)", ("<=", float(n.min())))
+    if n[above].min() >= n[below].max():
+        return one_sided("no decreasing crossing: every length with rate > 50 % lies above every length "
+                         "with rate < 50 %", None)
 
     # tiny 2-parameter problems: BLAS threads only add overhead (50x on a loaded 2-core machine)
     with threadpool_limits(1):
-        return _fit_full(n, p, trials, distinct, n_boot, level, seed)
+        return _fit_full(n, p, trials, level, n_min)
 
 
-def _fit_full(n, p, trials, distinct, n_boot, level, seed) -> SigmoidFit:
+def _fit_full(n, p, trials, level, n_min) -> SigmoidFit:
     nan2 = (float("nan"), float("nan"))
+    distinct = np.unique(n)
     spacing = float(np.min(np.diff(distinct)))
     k_bounds = (1e-3 / spacing, 50.0 / spacing)
-    n50, k = _fit_once(n, p, trials, k_bounds)
+    span = float(n.max() - n.min())
+    n50_bounds = (max(n_min, float(n.min()) - span), float(n.max()) + span)
+    n50, k = _fit_once(n, p, trials, k_bounds, n50_bounds)
     fitted = logistic(n, n50, k)
     ss_tot = float(np.sum((p - p.mean()) ** 2))
     r2 = 1.0 - float(np.sum((p - fitted) ** 2)) / ss_tot if ss_tot > 0 else float("nan")
-
-    boot = np.zeros(0)
-    ci = nan2
-    if n_boot > 0:
-        rng = np.random.default_rng(seed)
-        reps = []
-        for _ in range(n_boot):
-            if trials is not None:
-                pb = rng.binomial(trials.astype(np.int64), p) / trials
-                nb, tb = n, trials
-            else:
-                idx = rng.integers(0, n.size, n.size)
-                nb, pb, tb = n[idx], p[idx], None
-                srt = np.argsort(nb, kind="stable")
-                nb, pb = nb[srt], pb[srt]
-            if np.unique(nb).size < 2 or np.all(pb >= 0.5) or np.all(pb < 0.5):
-                continue  # a replicate without a crossing says nothing about n50
-            reps.append(_fit_once(nb, pb, tb, k_bounds)[0])
-        boot = np.asarray(reps)
-        if boot.size >= max(20, n_boot // 5):
-            a = (1.0 - level) / 2.0
-            ci = (float(np.quantile(boot, a)), float(np.quantile(boot, 1.0 - a)))
+    ci, ci_open, message = nan2, (False, False), ""
+    if trials is not None:
+        succ = p * trials
+        ci, ci_open = _profile_interval(n, succ, trials, n50, _nll(n, succ, trials, n50, k), k_bounds, n50_bounds, level)
+        if any(ci_open):
+            message = "the interval reaches the edge of the searched range: the data do not close it on that side"
+    else:
+        message = "no interval: the number of targets per length is unknown"
     method = "binomial-mle" if trials is not None else "least-squares"
-    return SigmoidFit(n50, k, r2, ci, level, True, "", None, method, n, p, boot)
+    return SigmoidFit(n50, k, r2, ci, level, True, message, None, method, n, p, ci_open)
 
 
 @dataclass

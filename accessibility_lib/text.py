@@ -1,17 +1,26 @@
-"""Target token strings for the experiments: natural text and uniformly random tokens.
+"""Token strings for the experiments: natural text, random words and uniformly random tokens.
 
-The paper asks which target strings of m tokens a model can be made to emit (paper §1, §5). Two
-sources of targets, both deterministic per ``(seed, index)`` — row ``index`` of a request depends
-only on the seed and on ``index``, not on how many rows were asked for:
+The paper asks which target strings a model can be made to emit (paper §1, §5). Three sources, all
+deterministic per ``(seed, index)`` — row ``index`` of a request depends only on the seed, on
+``index`` and (for the random kinds) on the length, never on how many rows were asked for:
 
-- **natural text**: windows of n consecutive tokens cut at a seeded random offset from a held-out
-  corpus, tokenized by the caller's tokenizer (so the same source serves ``nano``, SmolLM2, Gemma).
-  The default corpus is the held-out split of the ``nano`` model's training data: 59 chapters of the
-  King James Bible (public domain), shipped as ``accessibility_lib/data/nano/heldout.txt`` (see
-  ``scripts/train_nano.py`` for the split). The paper used PG19; ``source="pg19"`` loads it through
-  the optional ``datasets`` package when the network allows (never required).
-- **random tokens**: i.i.d. uniform over the vocabulary, excluding special tokens (BOS/EOS/PAD, ...)
-  and the padded rows of the unembedding (ids ≥ ``len(tokenizer)`` when ``d_vocab`` is larger).
+- **natural text**, from a corpus tokenized by the caller's tokenizer (so one source serves ``nano``,
+  SmolLM2 and Gemma). Two cuts: :meth:`NaturalText.target`, a window at a seeded random offset (used
+  for prompts, e.g. embedding sampling), and :meth:`NaturalText.prefix_target`, the first n tokens of
+  a passage that starts at a sentence — the cramming targets, so that targets of different lengths
+  are prefixes of one another, as in the authors' runs on PG19 book chunks. Corpora: ``"heldout"``
+  (default), the held-out split of ``nano``'s training data, 59 chapters of the King James Bible
+  (``accessibility_lib/data/nano/heldout.txt``, see ``scripts/train_nano.py``); ``"austen"``, two
+  Project Gutenberg novels (*Persuasion* and *Northanger Abbey*, 1818), the offline stand-in for the
+  paper's PG19 books; ``"pg19"``, PG19 itself through the optional ``datasets`` package when the
+  network allows (never required).
+- **random words** (:func:`random_word_target`): what the authors' replication code calls random
+  targets — 5·n words drawn uniformly with replacement from the 100,000 most frequent English words,
+  joined by spaces, tokenized and cut to n tokens. Their list comes from GloVe-6B (it includes
+  punctuation); ours from the ``wordfreq`` package (words only). Each length is an independent draw.
+- **random tokens** (:func:`random_targets`): what the paper's text describes — i.i.d. uniform over
+  the vocabulary, excluding special tokens (BOS/EOS/PAD, ...) and the padded rows of the unembedding
+  (ids ≥ ``len(tokenizer)`` when ``d_vocab`` is larger). Each length is an independent draw.
 
 All lengths are in tokens. Results are ``torch.int64`` tensors of shape ``(count, n_tokens)``.
 
@@ -23,7 +32,9 @@ Example:
 
 from __future__ import annotations
 
+import re
 import weakref
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -38,12 +49,19 @@ __all__ = [
     "natural_targets",
     "allowed_token_ids",
     "random_targets",
+    "AUSTEN_PATH",
+    "TOP_WORDS",
+    "frequent_words",
+    "random_word_target",
 ]
 
 HELDOUT_PATH = Path(__file__).resolve().parent / "data" / "nano" / "heldout.txt"
-SOURCES = ("heldout", "pg19")
+AUSTEN_PATH = Path(__file__).resolve().parent / "data" / "corpora" / "austen.txt"
+SOURCES = ("heldout", "austen", "pg19")
+TOP_WORDS = 100_000  # the authors' random words come from the 100,000 most frequent English words
+WORDS_PER_TOKEN = 5  # and 5·L words are drawn for a target of L tokens (always at least L tokens)
 PG19_DATASET = "emozilla/pg19"  # a parquet mirror of deepmind/pg19 (no loading script needed)
-_SALT_NATURAL, _SALT_RANDOM = 0x6E61, 0x7261  # keep the two sources' streams independent
+_SALT_NATURAL, _SALT_RANDOM, _SALT_WORDS, _SALT_PASSAGE = 0x6E61, 0x7261, 0x776F, 0x7061  # independent streams
 
 
 def _rng(seed: int, index: int, salt: int) -> np.random.Generator:
@@ -77,6 +95,19 @@ def _pg19_text(split: str, books: int) -> str:
     return "\n\n".join(texts)
 
 
+def _corpus_text(source: str, pg19_split: str, pg19_books: int) -> str:
+    if source == "heldout":
+        return heldout_text()
+    if source == "austen":
+        if not AUSTEN_PATH.exists():
+            raise FileNotFoundError(f"{AUSTEN_PATH} is missing; it is shipped with the package (see austen.SOURCE.txt)")
+        return AUSTEN_PATH.read_text(encoding="utf-8")
+    return _pg19_text(pg19_split, check_int("pg19_books", pg19_books, minimum=1))
+
+
+_SENTENCE_START = re.compile(r"(?:(?<=[.!?])[\"'’”)]?\s+|\n\s*\n\s*)(?=[\"'‘“(]?[A-Z])")
+
+
 def _tokenize(tokenizer, text: str) -> np.ndarray:
     """All token ids of ``text`` without special tokens, as one int64 array (shape ``(N,)``)."""
     if not callable(tokenizer):
@@ -107,14 +138,17 @@ class NaturalText:
     def __init__(self, tokenizer, source: str = "heldout", *, pg19_split: str = "test", pg19_books: int = 5):
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
-        if source == "heldout":
-            text = heldout_text()
-        else:
-            text = _pg19_text(pg19_split, check_int("pg19_books", pg19_books, minimum=1))
+        text = _corpus_text(source, pg19_split, pg19_books)
         self.source = source
+        self.text = text
+        self.tokenizer = tokenizer
         self.ids = _tokenize(tokenizer, text)  # (N,)
         if self.ids.size == 0:
             raise ValueError(f"the {source} corpus tokenized to zero tokens")
+        # character offsets where a sentence (or a paragraph) starts, away from the very end
+        starts = [0] + [mt.end() for mt in _SENTENCE_START.finditer(text)]
+        self.sentence_starts = np.asarray([c for c in starts if c < len(text) - 2000], dtype=np.int64)
+        self._passages: dict[tuple[int, int], np.ndarray] = {}
 
     def __len__(self) -> int:
         """Number of tokens N in the tokenized corpus."""
@@ -137,6 +171,43 @@ class NaturalText:
         index = check_int("index", index, minimum=0)
         start = int(_rng(seed, index, _SALT_NATURAL).integers(0, len(self) - n + 1))
         return torch.from_numpy(self.ids[start : start + n].copy())
+
+    PASSAGE_CHARS = 3000  # a passage: this many characters from a sentence start (≥ 500 tokens for all our tokenizers)
+
+    def passage(self, seed: int = 0, index: int = 0) -> np.ndarray:
+        """Token ids of passage ``index`` for ``seed``: (P,) int64, P ≥ 400 for the shipped corpora.
+
+        A passage is ``PASSAGE_CHARS`` characters of the corpus starting at a sentence start drawn
+        uniformly (seeded by ``(seed, index)``), tokenized on its own (so it starts on a token
+        boundary, as a tokenized book chunk does).
+
+        Raises:
+            ValueError: ``seed`` or ``index`` < 0.
+        """
+        seed = check_int("seed", seed, minimum=0)
+        index = check_int("index", index, minimum=0)
+        key = (seed, index)
+        if key not in self._passages:
+            start = int(self.sentence_starts[_rng(seed, index, _SALT_PASSAGE).integers(0, self.sentence_starts.size)])
+            chunk = self.text[start : start + self.PASSAGE_CHARS].lstrip()
+            self._passages[key] = _tokenize(self.tokenizer, chunk)
+        return self._passages[key]
+
+    def prefix_target(self, n_tokens: int, seed: int = 0, index: int = 0) -> torch.Tensor:
+        """The first ``n_tokens`` tokens of :meth:`passage` ``(seed, index)``: int64 tensor ``(n_tokens,)``.
+
+        Targets of different lengths with the same ``(seed, index)`` are prefixes of one another, as
+        the authors' PG19 targets are (a book chunk truncated to L tokens).
+
+        Raises:
+            ValueError: ``n_tokens`` < 1 or longer than the passage, ``seed`` or ``index`` < 0.
+        """
+        n = check_int("n_tokens", n_tokens, minimum=1)
+        ids = self.passage(seed, index)
+        if n > ids.size:
+            raise ValueError(f"n_tokens must be at most {ids.size} (the passage length of {self.source!r} "
+                             f"passage {index}), got {n}")
+        return torch.from_numpy(ids[:n].copy())
 
     def targets(self, n_tokens: int, count: int, seed: int = 0, start_index: int = 0) -> torch.Tensor:
         """Windows ``start_index, ..., start_index + count - 1``: int64 tensor ``(count, n_tokens)``.
@@ -242,5 +313,56 @@ def random_targets(
     count = check_int("count", count, minimum=1)
     seed = check_int("seed", seed, minimum=0)
     ids = allowed_token_ids(tokenizer_or_vocab, d_vocab)
-    rows = [ids[_rng(seed, i, _SALT_RANDOM).integers(0, ids.size, size=n)] for i in range(count)]
+    # the length is part of the seed: targets of different lengths are independent draws, not prefixes
+    rows = [ids[np.random.default_rng(np.random.SeedSequence([seed, i, n, _SALT_RANDOM])).integers(0, ids.size, size=n)]
+            for i in range(count)]
     return torch.from_numpy(np.stack(rows))
+
+
+@lru_cache(maxsize=1)
+def frequent_words(count: int = TOP_WORDS) -> tuple[str, ...]:
+    """The ``count`` most frequent English words, most frequent first (``wordfreq.top_n_list``).
+
+    Lower-case words, contractions and numbers; no punctuation (the authors' GloVe-6B list has some).
+
+    Raises:
+        RuntimeError: the ``wordfreq`` package is not installed.
+    """
+    count = check_int("count", count, minimum=1)
+    try:
+        import wordfreq  # noqa: PLC0415 (imported lazily: only the random-words targets need it)
+    except ImportError as exc:
+        raise RuntimeError("random-words targets need the package `wordfreq` (in requirements.txt)") from exc
+    words = tuple(wordfreq.top_n_list("en", count))
+    if len(words) < count:
+        raise RuntimeError(f"wordfreq lists only {len(words)} English words, fewer than the {count} asked for")
+    return words
+
+
+def random_word_text(n_words: int, seed: int = 0, index: int = 0, *, top: int = TOP_WORDS) -> str:
+    """``n_words`` words drawn uniformly with replacement from :func:`frequent_words` ``(top)``,
+    joined by single spaces; deterministic per ``(seed, index, n_words)``."""
+    n_words = check_int("n_words", n_words, minimum=1)
+    words = frequent_words(top)
+    rng = np.random.default_rng(np.random.SeedSequence([check_int("seed", seed, minimum=0),
+                                                        check_int("index", index, minimum=0), n_words, _SALT_WORDS]))
+    return " ".join(words[j] for j in rng.integers(0, len(words), size=n_words))
+
+
+def random_word_target(tokenizer, n_tokens: int, seed: int = 0, index: int = 0, *, top: int = TOP_WORDS) -> torch.Tensor:
+    """A random-words target of exactly ``n_tokens`` tokens: int64 tensor ``(n_tokens,)``.
+
+    The authors' "random" targets (their sweep's shuffled mode): 5·n words drawn uniformly with
+    replacement from the ``top`` most frequent English words, joined by spaces, tokenized without
+    special tokens and truncated to n tokens. Each ``(seed, index, n_tokens)`` is an independent
+    draw: the target of length n + 1 is not the target of length n extended.
+
+    Raises:
+        ValueError: ``n_tokens`` < 1, ``seed`` or ``index`` < 0, or a tokenizer that is not callable.
+        RuntimeError: ``wordfreq`` is missing.
+    """
+    n = check_int("n_tokens", n_tokens, minimum=1)
+    ids = _tokenize(tokenizer, random_word_text(WORDS_PER_TOKEN * n, seed, index, top=top))
+    if ids.size < n:  # 5 words always give ≥ 1 token each; guard against an odd tokenizer anyway
+        raise ValueError(f"{WORDS_PER_TOKEN * n} random words tokenized to only {ids.size} tokens (< {n})")
+    return torch.from_numpy(ids[:n].copy())

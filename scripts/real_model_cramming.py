@@ -1,158 +1,188 @@
-"""Real-model cramming check (chapter 3): n50 at m = 1 for natural and random targets, one run.
+"""Real-model cramming runs (chapter 3 and the Table 1 of chapter 5): one resumable command per model.
 
-Usage (documented in book/03_cramming.ipynb; resumable — rerun the same command after a kill):
+    .venv/bin/python scripts/real_model_cramming.py --model smollm2-135m --plan table1
+    .venv/bin/python scripts/real_model_cramming.py --model gemma-3-270m --plan table1
 
-    .venv/bin/python scripts/real_model_cramming.py --model smollm2-135m \
-        --out book/data/real_model_cramming.json
+Each plan is a list of independent units (target kind × length convention × m × step budget,
+``accessibility_lib.cramming_runs.PLANS``). Every per-target outcome goes to the result store
+(``$ACCESSIBILITY_RESULTS`` or ./results) as soon as its batch finishes; the artifact
+``book/data/cramming/<model>.json`` is rewritten from the store after every unit and every
+``--export-every`` minutes, with each unit marked complete, partial or pending. Re-running the same
+command resumes: it first copies the artifact's outcomes into the store (so a fresh machine resumes
+too), then skips every finished target. ``--budget-min`` stops cleanly after that many minutes.
 
-Every (m, n, target) outcome goes into the result store (``$ACCESSIBILITY_RESULTS`` or ./results), so
-a killed run resumes where it stopped. The artifact written at the end holds the per-length success
-rates, the sigmoid fits, and the provenance: command, git commit, machine, date, wall time, settings.
-
-The budget is bounded for a shared two-core CPU: fewer steps and patience than the paper's code
-(3000 steps, patience 500, lr 1e-2) and 8 targets a length instead of 20; the settings are recorded
-in the artifact and the chapter states them. Reference (paper, Gemma-3-270M): n50(m=1) = 17.07
-natural, 10.00 random.
+Settings: the authors' optimiser (AdamW, lr 1e-2, betas (0.9, 0.9), weight decay 0.01), bf16, the
+authors' length convention, 10 targets a length, a step budget per unit (600 steps, patience 200;
+the budget check at m = 1 uses 2400 / 800, near the authors' 3000 / 500).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import concurrent.futures as cf
+import multiprocessing as mp
 import os
-import platform
 import shlex
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
-import torch
-
-from accessibility_lib.cramming import find_n50, target_source
-from accessibility_lib.models import load_model
-from accessibility_lib.results import default_store
+_WORKER: dict = {}
 
 
-def _commit() -> str:
+def _init_worker(model: str, dtype: str, threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+    from accessibility_lib.models import load_model
+
+    _WORKER["handle"] = load_model(model, dtype=getattr(torch, dtype))
+    _WORKER["model"] = model
+
+
+def _run_unit(unit, n_start: int, deadline: float | None) -> dict:
+    from accessibility_lib.cramming_runs import git_commit, now_utc, unit_settings
+    from accessibility_lib.n50 import StopSearch, find_n50
+    from accessibility_lib.results import default_store
+    from accessibility_lib.targets import target_source
+
+    handle = _WORKER["handle"]
+    src = target_source(handle, unit.kind, unit.convention, seed=unit.seed, corpus=unit.corpus)
+    t0 = time.time()
+    stop = (lambda: time.time() > deadline) if deadline else None
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        res = find_n50(handle, src, unit.m, unit.n_targets, store=default_store(), model_name=_WORKER["model"],
+                       n_start=n_start, n_probe=unit.n_targets, rel_tol=0.1, n_around=0, seed=unit.seed,
+                       show_progress=False, should_stop=stop, **unit_settings(unit))
+        state = "complete"
+        extra = {"bracketed": bool(res.bracketed), "bracket": [int(b) for b in res.bracket]}
+    except StopSearch:
+        state, extra = "partial", {}
+    return {"uid": unit.uid, "state": state, "seconds": round(time.time() - t0, 1), "finished": now_utc(),
+            "commit": git_commit(), **extra}
 
 
-class _OutOfTime(RuntimeError):
-    pass
-
-
-def _partial(store, args, source_name, settings, dtype):
-    """The lengths whose targets all finished before the budget ran out, from the result store."""
-    from accessibility_lib.cramming import N50Search
-    from accessibility_lib.fitting import fit_sigmoid
-
-    per_n: dict[int, list[bool]] = {}
-    for key, value in store.entries("cramming", model=args.model, source=source_name, m=args.m, dtype=dtype):
-        if all(key.get(k) == v for k, v in settings.items()):
-            per_n.setdefault(key["n"], []).append(value["success"])
-    per_n = {n: v for n, v in per_n.items() if len(v) >= args.n_targets}
-    lengths = np.array(sorted(per_n), dtype=float)
-    rates = np.array([np.mean(per_n[int(n)]) for n in lengths])
-    if lengths.size >= 2:
-        fit = fit_sigmoid(lengths, rates, args.n_targets)
-    else:
-        from accessibility_lib.fitting import SigmoidFit
-
-        fit = SigmoidFit(float("nan"), float("nan"), float("nan"), (float("nan"),) * 2, 0.95, False,
-                         "budget ran out before two lengths finished", None, "none", lengths, rates)
-    fit.message = ("budget ran out; " + fit.message).strip("; ") if fit.message else "budget ran out (partial search)"
-    return N50Search(fit.n50, fit, lengths, rates, (0, 0), 0, 0, None)
+def _start_length(unit, done: dict) -> int:
+    """10·m-ish guesses per kind, or n50(1)·m when the m = 1 unit of the same kind has a fit."""
+    guess = {"natural": 16, "random_words": 6, "random_tokens": 4}[unit.kind] * unit.m
+    return max(int(round(done.get((unit.kind, unit.max_steps), 0) * unit.m * 0.9)), guess, 2)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="smollm2-135m")
-    ap.add_argument("--m", type=int, default=1)
-    ap.add_argument("--n-targets", type=int, default=8)
-    ap.add_argument("--max-steps", type=int, default=200)
-    ap.add_argument("--patience", type=int, default=50)
-    ap.add_argument("--lr", type=float, default=0.03)
-    ap.add_argument("--rel-tol", type=float, default=0.35)
-    ap.add_argument("--n-probe", type=int, default=None, help="targets a length while bracketing (default: all)")
+    ap.add_argument("--model", required=True, help="smollm2-135m, gemma-3-270m or nano")
+    ap.add_argument("--plan", default="table1")
     ap.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16"])
-    ap.add_argument("--n-around", type=int, default=0)
-    ap.add_argument("--start-natural", type=int, default=16)
-    ap.add_argument("--start-random", type=int, default=10)
-    ap.add_argument("--prefix", default="bos", choices=["bos", "none"],
-                    help="a fixed BOS token before the soft prompt (Llama-family position-0 attention sink)")
-    ap.add_argument("--sources", default="natural,random", help="comma-separated: natural, random")
-    ap.add_argument("--budget-min", type=float, default=None,
-                    help="stop the search after this many minutes and record the lengths finished so far")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a loaded shared machine)")
-    ap.add_argument("--out", default="book/data/real_model_cramming.json")
+    ap.add_argument("--workers", type=int, default=1, help="units run in parallel, one process each")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per worker")
+    ap.add_argument("--only", default=None, help="comma-separated unit ids to run (default: the whole plan)")
+    ap.add_argument("--budget-min", type=float, default=None, help="stop cleanly after this many minutes")
+    ap.add_argument("--export-every", type=float, default=10.0, help="minutes between artifact rewrites")
+    ap.add_argument("--out-dir", default=None, help="artifact folder (default book/data/cramming)")
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+
+    import torch
+
+    from accessibility_lib import cramming_runs as CR
+    from accessibility_lib.models import load_model
+    from accessibility_lib.results import default_store
+    from accessibility_lib.support import weights_fingerprint
+    from accessibility_lib.targets import target_source
+
     t0 = time.time()
-    commit = _commit()  # the code that runs is this commit's (recorded at the start)
+    units = CR.plan_units(args.model, args.plan)
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {u.uid for u in units}
+        if unknown:
+            ap.error(f"--only names unknown units {sorted(unknown)}; the plan has {[u.uid for u in units]}")
+        units = [u for u in units if u.uid in wanted] if args.only else units
+    all_units = CR.plan_units(args.model, args.plan)
     handle = load_model(args.model, dtype=getattr(torch, args.dtype))
+    weights, dtype = weights_fingerprint(handle), str(next(handle.model.parameters()).dtype)
     store = default_store()
-    settings = dict(max_steps=args.max_steps, patience=args.patience, lr=args.lr)
-    if args.prefix == "bos":
-        settings["prefix_ids"] = [int(handle.model.config.bos_token_id)]
-    out = {
-        "model": args.model,
-        "m": args.m,
-        "n_targets": args.n_targets,
-        "settings": {**settings, "prefix": args.prefix, "betas": [0.9, 0.9], "dtype": args.dtype, "rel_tol": args.rel_tol,
-                     "n_probe": args.n_probe or args.n_targets,
-                     "n_around": args.n_around},
-        "sources": {},
-    }
-    starts = {"natural": args.start_natural, "random": args.start_random}
-    for kind in args.sources.split(","):
-        start = starts[kind]
-        base = target_source(handle, kind)
-        ts = time.time()
+    path = CR.artifact_path(args.model, args.out_dir)
+    added = CR.import_artifact(path, store)
+    if added:
+        print(f"resumed {added} outcomes from {path} into the store", flush=True)
+    status = {}
+    if path.exists():
+        import json
 
-        def src(n, i, base=base):
-            if args.budget_min is not None and time.time() - t0 > 60 * args.budget_min:
-                raise _OutOfTime
-            return base(n, i)
+        for u in json.loads(path.read_text())["units"]:
+            status[u["uid"]] = {k: u[k] for k in ("state", "seconds", "finished", "commit", "bracketed", "bracket") if k in u}
+    sources = {}
+    for u in all_units:
+        s = target_source(handle, u.kind, u.convention, seed=u.seed, corpus=u.corpus)
+        sources[u.uid] = (s.name, s.layout())
+    command = " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/real_model_cramming.py",
+                                                 *(argv if argv is not None else sys.argv[1:])])
+    prov = {"command": command, "commit": CR.git_commit(), "machine": CR.machine_text(args.threads),
+            "workers": args.workers, "started": CR.now_utc()}
 
-        src.name = base.name
-        try:
-            res = find_n50(handle, src, args.m, args.n_targets, store=store, model_name=args.model,
-                           n_start=start, n_probe=args.n_probe or args.n_targets, rel_tol=args.rel_tol,
-                           n_around=args.n_around, **settings)
-        except _OutOfTime:
-            res = _partial(store, args, base.name, settings, str(handle.model.dtype))
-        fit = res.fit
-        out["sources"][kind] = {
-            "lengths": res.lengths.tolist(),
-            "rates": res.rates.tolist(),
-            "bracket": list(res.bracket),
-            "n50": None if not fit.ok else fit.n50,
-            "ci": None if not fit.ok or not np.isfinite(fit.ci[0]) else list(fit.ci),
-            "steepness": None if not fit.ok else fit.steepness,
-            "fit_message": fit.message,
-            "runs": res.runs,
-            "cached_runs": res.cached,
-            "seconds": round(time.time() - ts, 1),
-        }
-        print(kind, out["sources"][kind], flush=True)
-    out["provenance"] = {
-        "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/real_model_cramming.py", *(argv if argv is not None else sys.argv[1:])]),
-        "commit": commit,
-        "machine": f"{platform.node()} {platform.machine()} {platform.processor() or ''}, {os.cpu_count()} cpus, torch {torch.__version__}, {args.threads} thread(s)",
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "wall_seconds": round(time.time() - t0, 1),
-        "paper_reference": {"model": "Gemma-3-270M", "n50_m1_natural": 17.07, "n50_m1_random": 10.00},
-    }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
-    print("wrote", args.out, "in", out["provenance"]["wall_seconds"], "s")
+    def export(final: bool = False):
+        prov_now = {**prov, "date": CR.now_utc(), "wall_seconds_this_invocation": round(time.time() - t0, 1)}
+        CR.export_artifact(path, model=args.model, weights=weights, dtype=dtype, plan=args.plan, units=all_units,
+                           sources=sources, store=store, status=status, provenance=prov_now)
+        print(f"[{CR.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
+
+    n50_done: dict = {}
+    for u in all_units:  # m = 1 results of earlier invocations seed the start lengths
+        if u.m == 1 and status.get(u.uid, {}).get("state") == "complete":
+            unit_dict = {"outcomes": CR._unit_entries(store, args.model, weights, dtype, sources[u.uid][0], u),
+                         "layout": sources[u.uid][1]}
+            fit = CR.refit_unit(unit_dict)[3]
+            if fit is not None and fit.ok:
+                n50_done[(u.kind, u.max_steps)] = fit.n50
+    todo = [u for u in units if status.get(u.uid, {}).get("state") != "complete"]
+    print(f"{len(todo)} of {len(units)} units to run: {[u.uid for u in todo]}", flush=True)
+    deadline = t0 + 60 * args.budget_min if args.budget_min else None
+    del handle  # the workers load their own copy
+    ctx = mp.get_context("spawn")
+    pending = list(todo)
+    running: dict = {}
+    last_export = time.time()
+    with cf.ProcessPoolExecutor(args.workers, mp_context=ctx, initializer=_init_worker,
+                                initargs=(args.model, args.dtype, args.threads)) as pool:
+        def submit_ready():
+            # an m > 1 unit waits for its m = 1 sibling when that one is still to run (for its start length)
+            for u in list(pending):
+                if len(running) >= args.workers:
+                    break
+                sibling = next((v for v in todo if v.kind == u.kind and v.m == 1 and v.max_steps == u.max_steps
+                                and v is not u), None)
+                if u.m > 1 and sibling is not None and status.get(sibling.uid, {}).get("state") != "complete" \
+                        and (sibling in pending or sibling.uid in {r.uid for r in running.values()}):
+                    continue
+                pending.remove(u)
+                status[u.uid] = {"state": "partial"}
+                running[pool.submit(_run_unit, u, _start_length(u, n50_done), deadline)] = u
+
+        submit_ready()
+        while running:
+            done, _ = cf.wait(list(running), timeout=60, return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                u = running.pop(fut)
+                info = fut.result()
+                status[u.uid] = {k: v for k, v in info.items() if k != "uid"}
+                print(f"[{CR.now_utc()}] {u.uid}: {info['state']} in {info['seconds']} s", flush=True)
+                if u.m == 1 and info["state"] == "complete":
+                    unit_dict = {"outcomes": CR._unit_entries(store, args.model, weights, dtype, sources[u.uid][0], u),
+                                 "layout": sources[u.uid][1]}
+                    fit = CR.refit_unit(unit_dict)[3]
+                    if fit is not None and fit.ok:
+                        n50_done[(u.kind, u.max_steps)] = fit.n50
+                export()
+                last_export = time.time()
+            if deadline is None or time.time() < deadline:
+                submit_ready()
+            if time.time() - last_export > 60 * args.export_every:
+                export()
+                last_export = time.time()
+    export(final=True)
+    print(f"done in {time.time() - t0:.0f} s", flush=True)
     return 0
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("ACCESSIBILITY_PROGRESS", "0")
     raise SystemExit(main())
