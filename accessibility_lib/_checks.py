@@ -66,7 +66,9 @@ def check_positive_real(name: str, value: object) -> float:
     return check_real(name, value, minimum=0.0, min_inclusive=False)
 
 
-def check_array(name: str, value: object, *, ndim: int | None = None, positive: bool = False, nonempty: bool = True) -> np.ndarray:
+def check_array(
+    name: str, value: object, *, ndim: int | None = None, positive: bool = False, nonempty: bool = True
+) -> np.ndarray:
     """Return ``value`` as a float64 NumPy array with only finite entries (and > 0 if ``positive``)."""
     try:
         arr = np.asarray(value, dtype=np.float64)

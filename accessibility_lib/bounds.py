@@ -208,7 +208,7 @@ def cone_log_fraction(d: int, half_angle: float) -> float:
     (I the regularized incomplete beta function). Exact in log space: for d in the thousands and small
     α the fraction is far below the smallest float (e.g. e^{-2000}) and is still returned exactly.
     The replication code's closed form is 4× too large (it gives 2 at α = π/2) and underflows to −inf
-    (PAPER.md §6); this one gives ½ at α = π/2 and 1 at α = π. For d = 1 the "sphere" is {−1, +1}:
+    (see the book's appendix on conventions); this one gives ½ at α = π/2 and 1 at α = π. For d = 1 the "sphere" is {−1, +1}:
     ½ for α < π, 1 at α = π.
 
     Args:

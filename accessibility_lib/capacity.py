@@ -99,7 +99,9 @@ def read_shape(name_or_path: str) -> ModelShape:
         pass
     if name_or_path in KNOWN_SHAPES:
         d, v, dtype = KNOWN_SHAPES[name_or_path]
-        return ModelShape(name_or_path, d, v, dtype, "built-in facts: the paper's models_list.csv and the model's config")
+        return ModelShape(
+            name_or_path, d, v, dtype, "built-in facts: the paper's models_list.csv and the model's config"
+        )
     raise ValueError(
         f"no config found for {name_or_path!r}: pass a config.json or a model folder, a hub id already in the "
         f"Hugging Face cache, or one of the paper's models: {', '.join(KNOWN_SHAPES)}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,8 +17,8 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 
 from ._checks import check_int
-from .cells import Slice
 from .plotting import OTHER_GREY, token_colors
+from .slices import Slice
 
 __all__ = ["top_tokens", "draw_cells", "draw_disagreement", "figure_png", "slice_explorer_html"]
 
@@ -62,7 +62,7 @@ def draw_cells(
 
     Args:
         ax: matplotlib axes.
-        sl: the :class:`~accessibility_lib.cells.Slice`.
+        sl: the :class:`~accessibility_lib.slices.Slice`.
         label: token id -> readable text (e.g. ``ModelHandle.token_str``).
         k: cells drawn in colour, by area; "other" (grey) for the rest.
         tokens: image to draw instead of ``sl.tokens`` (e.g. ``sl.voronoi``).
@@ -78,22 +78,44 @@ def draw_cells(
     idx = _index_image(img, shown)
     frac = np.array([np.mean(img == t) for t in shown])
     colors = np.concatenate([token_colors(len(shown)), [plt.matplotlib.colors.to_rgba(OTHER_GREY)]])
-    ext = [sl.u[0] - (sl.u[1] - sl.u[0]) / 2, sl.u[-1] + (sl.u[1] - sl.u[0]) / 2, sl.v[0] - (sl.v[1] - sl.v[0]) / 2, sl.v[-1] + (sl.v[1] - sl.v[0]) / 2]
-    ax.imshow(idx, origin="lower", extent=ext, cmap=ListedColormap(colors), vmin=-0.5, vmax=len(shown) + 0.5, interpolation="nearest")
+    ext = [
+        sl.u[0] - (sl.u[1] - sl.u[0]) / 2,
+        sl.u[-1] + (sl.u[1] - sl.u[0]) / 2,
+        sl.v[0] - (sl.v[1] - sl.v[0]) / 2,
+        sl.v[-1] + (sl.v[1] - sl.v[0]) / 2,
+    ]
+    ax.imshow(
+        idx,
+        origin="lower",
+        extent=ext,
+        cmap=ListedColormap(colors),
+        vmin=-0.5,
+        vmax=len(shown) + 0.5,
+        interpolation="nearest",
+    )
     ax.grid(False)
     if anchor_names is not None and sl.plane.anchors_uv is not None:
         for (u, v), name in zip(sl.plane.anchors_uv, anchor_names):
             if ext[0] <= u <= ext[1] and ext[2] <= v <= ext[3]:
                 ax.plot(u, v, marker="*", ms=13, color="black", mec="white", mew=1.0)
-                ax.annotate(name, (u, v), xytext=(5, 5), textcoords="offset points", fontsize=8,
-                            bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.8))
+                ax.annotate(
+                    name,
+                    (u, v),
+                    xytext=(5, 5),
+                    textcoords="offset points",
+                    fontsize=8,
+                    bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.8),
+                )
     ax.set_xlabel("plane coordinate $u$")
     ax.set_ylabel("plane coordinate $v$")
     if title:
         ax.set_title(title)
     if legend:
         other = 1.0 - float(frac.sum())
-        handles = [Patch(color=colors[i], label=f"{label(int(t))}  ({100 * f:.0f}%)") for i, (t, f) in enumerate(zip(shown, frac))]
+        handles = [
+            Patch(color=colors[i], label=f"{label(int(t))}  ({100 * f:.0f}%)")
+            for i, (t, f) in enumerate(zip(shown, frac))
+        ]
         if other > 0:
             handles.append(Patch(color=OTHER_GREY, label=f"other ({100 * other:.0f}%)"))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5, frameon=False)
@@ -106,7 +128,15 @@ def draw_disagreement(ax, sl: Slice, *, title: str | None = None):
         raise ValueError("sl must be computed with voronoi=True")
     diff = (sl.voronoi != sl.tokens).astype(float)
     ext = [sl.u[0], sl.u[-1], sl.v[0], sl.v[-1]]
-    ax.imshow(diff, origin="lower", extent=ext, cmap=ListedColormap(["#f4f4f4", "#222222"]), vmin=0, vmax=1, interpolation="nearest")
+    ax.imshow(
+        diff,
+        origin="lower",
+        extent=ext,
+        cmap=ListedColormap(["#f4f4f4", "#222222"]),
+        vmin=0,
+        vmax=1,
+        interpolation="nearest",
+    )
     ax.grid(False)
     ax.set_xlabel("plane coordinate $u$")
     ax.set_title(title or f"Voronoi ≠ argmax on {100 * sl.frac_differ:.0f}% of the slice")
@@ -142,14 +172,16 @@ def slice_explorer_html(groups: dict[str, Sequence[tuple[str, bytes]]], *, uid: 
     for gi, g in enumerate(names):
         for fi, (cap, b64) in enumerate(data[g]):
             hidden = "" if (gi == 0 and fi == 0) else ' style="display:none"'
-            imgs.append(f'<figure data-g="{gi}" data-f="{fi}"{hidden}><img src="data:image/png;base64,{b64}" alt="{html.escape(g)}: {html.escape(cap)}" style="max-width:100%"/><figcaption>{html.escape(g)}: {html.escape(cap)}</figcaption></figure>')
+            imgs.append(
+                f'<figure data-g="{gi}" data-f="{fi}"{hidden}><img src="data:image/png;base64,{b64}" alt="{html.escape(g)}: {html.escape(cap)}" style="max-width:100%"/><figcaption>{html.escape(g)}: {html.escape(cap)}</figcaption></figure>'
+            )
     options = "".join(f'<option value="{i}">{html.escape(g)}</option>' for i, g in enumerate(names))
     counts = ",".join(str(len(data[g])) for g in names)
     return f"""<div id="{uid}" class="cells-explorer">
 <label>plane <select id="{uid}-g">{options}</select></label>
 <label style="margin-left:1em">zoom <input id="{uid}-f" type="range" min="0" max="{n0 - 1}" step="1" value="0"/></label>
 <span id="{uid}-cap"></span>
-{''.join(imgs)}
+{"".join(imgs)}
 <script>
 (function() {{
   var root = document.getElementById("{uid}"), sel = document.getElementById("{uid}-g"), rng = document.getElementById("{uid}-f");

@@ -7,7 +7,7 @@ draws of ln p, so its law is the n-fold convolution of the law of ln p. The refi
 smallest n whose *median* S_n falls below −ln P(E, ε) (more than half the sequences inaccessible),
 and the refined slope is that threshold per prompt vector.
 
-Method (not Monte Carlo, not dense outer sums as in the replication code, PAPER.md §6):
+Method (not Monte Carlo, not dense outer sums as in the replication code; see the book's appendix on conventions):
 
 1. Shift: x = ln p − min ln p ≥ 0 so every draw lies in [0, R], R = max − min; S_n = n·min + Σ x_i,
    and the shifted sum lies in [0, n·R].
@@ -38,7 +38,15 @@ import scipy.fft
 
 from ._checks import check_array, check_int, check_real
 
-__all__ = ["LogSumGrid", "log_sum_grid", "quantiles", "median_log_volume", "threshold_length", "crossing_length", "refined_slope"]
+__all__ = [
+    "LogSumGrid",
+    "log_sum_grid",
+    "quantiles",
+    "median_log_volume",
+    "threshold_length",
+    "crossing_length",
+    "refined_slope",
+]
 
 
 def _check_dist(log_p: object, weights: object) -> tuple[np.ndarray, np.ndarray]:
@@ -165,7 +173,9 @@ def log_sum_grid(log_p: object, n_max: int, weights: object = None, grid_size: i
     return LogSumGrid(lp, w, n_max, grid_size)
 
 
-def quantiles(log_p: object, n_max: int, qs: object = (0.1, 0.5, 0.9), weights: object = None, grid_size: int = 2**16) -> np.ndarray:
+def quantiles(
+    log_p: object, n_max: int, qs: object = (0.1, 0.5, 0.9), weights: object = None, grid_size: int = 2**16
+) -> np.ndarray:
     """Quantiles of the log-volume S_n of a length-n sequence for every n = 1..n_max.
 
     Returns:
@@ -253,7 +263,9 @@ def crossing_length(log_p: object, log_packing: float, weights: object = None, g
     return (n - 1) + min(1.0, max(0.0, t))
 
 
-def refined_slope(log_p: object, log_packing_per_vector: float, weights: object = None, m: int = 1, grid_size: int = 2**16) -> float:
+def refined_slope(
+    log_p: object, log_packing_per_vector: float, weights: object = None, m: int = 1, grid_size: int = 2**16
+) -> float:
     """Refined slope C = n*(m)/m (tokens per prompt vector) with ln P = m·``log_packing_per_vector``.
 
     With D = Dirac(1/|V|) it equals Cor 4.6's C = ln P₁/ln|V|.

@@ -45,8 +45,16 @@ import torch
 from ._checks import check_int, check_real
 
 __all__ = [
-    "CopyTask", "string_split", "sample_strings", "encode_batch", "wilson_interval",
-    "cpu_threads", "teacher_forced_exact", "greedy_copy", "evaluate_copying", "mean_field_cliff_log10",
+    "CopyTask",
+    "string_split",
+    "sample_strings",
+    "encode_batch",
+    "wilson_interval",
+    "cpu_threads",
+    "teacher_forced_exact",
+    "greedy_copy",
+    "evaluate_copying",
+    "mean_field_cliff_log10",
 ]
 
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
@@ -90,7 +98,8 @@ class CopyTask:
             if top is not None and n > top:
                 raise ValueError(
                     f"{name} entry {n} exceeds the context: an example needs 2n+3 = {2 * n + 3} tokens but the "
-                    f"model holds {context}; the longest string is {top}")
+                    f"model holds {context}; the longest string is {top}"
+                )
         return [int(n) for n in lengths]
 
     def decode(self, ids) -> str:
@@ -155,7 +164,11 @@ def encode_batch(task: CopyTask, strings: list[np.ndarray]) -> dict[str, torch.T
         ids[b, : len(row)] = row
         mask[b, : len(row)] = 1
         labels[b, n + 2 : 2 * n + 3] = row[n + 2 :]  # the copy and END
-    return {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask), "labels": torch.from_numpy(labels)}
+    return {
+        "input_ids": torch.from_numpy(ids),
+        "attention_mask": torch.from_numpy(mask),
+        "labels": torch.from_numpy(labels),
+    }
 
 
 def wilson_interval(k, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -218,8 +231,17 @@ def greedy_copy(model, task: CopyTask, strings: np.ndarray) -> np.ndarray:
     return torch.stack(result, 1).cpu().numpy()
 
 
-def evaluate_copying(model, task: CopyTask, lengths, n_strings: int = 50, seed: int = 0, batch_size: int = 64,
-                     confidence: float = 0.95, show_progress: bool = True, threads: int | None = 1) -> dict[str, np.ndarray]:
+def evaluate_copying(
+    model,
+    task: CopyTask,
+    lengths,
+    n_strings: int = 50,
+    seed: int = 0,
+    batch_size: int = 64,
+    confidence: float = 0.95,
+    show_progress: bool = True,
+    threads: int | None = 1,
+) -> dict[str, np.ndarray]:
     """Exact match and character accuracy against length on held-out strings, by greedy decoding.
 
     Args:
@@ -250,15 +272,26 @@ def evaluate_copying(model, task: CopyTask, lengths, n_strings: int = 50, seed: 
         for n in progress(lengths, desc="copying eval", total=len(lengths)) if show_progress else lengths:
             rng = np.random.default_rng([seed, 1, n])  # eval stream: (seed, 1, n); training: (seed, 0)
             xs = sample_strings(task, rng, n, n_strings, "eval")
-            hits = np.concatenate([greedy_copy(model, task, xs[i : i + batch_size]) == xs[i : i + batch_size]
-                                   for i in range(0, n_strings, batch_size)])  # (n_strings, n)
+            hits = np.concatenate(
+                [
+                    greedy_copy(model, task, xs[i : i + batch_size]) == xs[i : i + batch_size]
+                    for i in range(0, n_strings, batch_size)
+                ]
+            )  # (n_strings, n)
             exact.append(int(hits.all(1).sum()))
             chars.append(float(hits.mean()))
     model.train(was_training)
     k, total = np.array(exact), np.full(len(lengths), n_strings)
     lo, hi = wilson_interval(k, total, confidence)
-    return {"length": np.array(lengths), "exact": k, "n": total, "exact_rate": k / total,
-            "ci_low": lo, "ci_high": hi, "char_acc": np.array(chars)}
+    return {
+        "length": np.array(lengths),
+        "exact": k,
+        "n": total,
+        "exact_rate": k / total,
+        "ci_low": lo,
+        "ci_high": hi,
+        "char_acc": np.array(chars),
+    }
 
 
 def mean_field_cliff_log10(d: int, r: float, eps: float, alphabet_size: int) -> float:
@@ -276,16 +309,3 @@ def mean_field_cliff_log10(d: int, r: float, eps: float, alphabet_size: int) -> 
 
     check_int("alphabet_size", alphabet_size, minimum=2)
     return (mean_field_loglog_count(d, r, eps) - math.log(math.log(alphabet_size))) / math.log(10)
-
-
-_LAZY = ("TrainConfig", "build_task_model", "cut_vocabulary", "train_copying", "final_embeddings", "evaluate_run")
-__all__ += list(_LAZY)
-
-
-def __getattr__(name: str):
-    """Re-export the model and training API of :mod:`accessibility_lib.copying_model` (lazily: no cycle)."""
-    if name in _LAZY:
-        from . import copying_model
-
-        return getattr(copying_model, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

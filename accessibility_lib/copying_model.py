@@ -74,9 +74,21 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         task = CopyTask(self.alphabet_size)  # raises on alphabet_size < 2
-        for name, lo in [("d_model", 1), ("n_layers", 1), ("n_heads", 1), ("d_ff", 0), ("context", 5),
-                         ("train_min_len", 1), ("batch_size", 1), ("warmup_steps", 0), ("max_steps", 1),
-                         ("check_every", 1), ("check_strings", 1), ("stop_checks", 1), ("seed", 0)]:
+        for name, lo in [
+            ("d_model", 1),
+            ("n_layers", 1),
+            ("n_heads", 1),
+            ("d_ff", 0),
+            ("context", 5),
+            ("train_min_len", 1),
+            ("batch_size", 1),
+            ("warmup_steps", 0),
+            ("max_steps", 1),
+            ("check_every", 1),
+            ("check_strings", 1),
+            ("stop_checks", 1),
+            ("seed", 0),
+        ]:
             check_int(name, getattr(self, name), minimum=lo)
         if self.base == "scratch" and self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be a multiple of n_heads ({self.n_heads})")
@@ -133,15 +145,31 @@ def _scratch_config(cfg: TrainConfig, task: CopyTask):
         if not _NANO_CONFIG.exists():
             raise ValueError(f"base='nano-shape' needs {_NANO_CONFIG} (the nano model); use base='scratch'")
         d = json.loads(_NANO_CONFIG.read_text())
-        d.update(vocab_size=task.vocab_size, max_position_embeddings=cfg.context, bos_token_id=task.start,
-                 eos_token_id=task.end, pad_token_id=task.pad)
+        d.update(
+            vocab_size=task.vocab_size,
+            max_position_embeddings=cfg.context,
+            bos_token_id=task.start,
+            eos_token_id=task.end,
+            pad_token_id=task.pad,
+        )
         d = {k: v for k, v in d.items() if k not in ("architectures", "transformers_version", "torch_dtype", "dtype")}
         return GPTNeoXConfig(**d)
-    return GPTNeoXConfig(vocab_size=task.vocab_size, hidden_size=cfg.d_model, num_hidden_layers=cfg.n_layers,
-                         num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff or 4 * cfg.d_model,
-                         max_position_embeddings=cfg.context, rotary_pct=1.0, use_parallel_residual=True,
-                         bos_token_id=task.start, eos_token_id=task.end, pad_token_id=task.pad,
-                         hidden_dropout=0.0, attention_dropout=0.0, tie_word_embeddings=False)
+    return GPTNeoXConfig(
+        vocab_size=task.vocab_size,
+        hidden_size=cfg.d_model,
+        num_hidden_layers=cfg.n_layers,
+        num_attention_heads=cfg.n_heads,
+        intermediate_size=cfg.d_ff or 4 * cfg.d_model,
+        max_position_embeddings=cfg.context,
+        rotary_pct=1.0,
+        use_parallel_residual=True,
+        bos_token_id=task.start,
+        eos_token_id=task.end,
+        pad_token_id=task.pad,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+        tie_word_embeddings=False,
+    )
 
 
 def build_task_model(cfg: TrainConfig, base_model=None, tokenizer=None):
@@ -186,12 +214,13 @@ def _lr_lambda(cfg: TrainConfig):
             return (step + 1) / cfg.warmup_steps
         t = (step - cfg.warmup_steps) / max(1, cfg.max_steps - cfg.warmup_steps)
         return 0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * min(1.0, t)))
+
     return f
 
 
 def _model_from_entry(value: dict, path: Path):
     from safetensors.torch import load_model
-    from transformers import AutoModelForCausalLM, CONFIG_MAPPING
+    from transformers import CONFIG_MAPPING, AutoModelForCausalLM
 
     conf = dict(value["model_config"])
     config = CONFIG_MAPPING[conf.pop("model_type")].from_dict(conf)
@@ -200,8 +229,16 @@ def _model_from_entry(value: dict, path: Path):
     return model
 
 
-def train_copying(cfg: TrainConfig, store: ResultStore | None = None, device: str = "cpu", base_model=None,
-                  tokenizer=None, force: bool = False, show_progress: bool = True, threads: int | None = 1):
+def train_copying(
+    cfg: TrainConfig,
+    store: ResultStore | None = None,
+    device: str = "cpu",
+    base_model=None,
+    tokenizer=None,
+    force: bool = False,
+    show_progress: bool = True,
+    threads: int | None = 1,
+):
     """Train (or load from the cache) a copying model. Returns ``(model, info)``.
 
     ``info``: ``steps`` run, ``seconds`` of training, ``reached`` (100 % exact at ``train_max_len``),
@@ -235,15 +272,21 @@ def _train(cfg, store, device, base_model, tokenizer, force, show_progress):
     rng, check_rng = np.random.default_rng([cfg.seed, 0]), np.random.default_rng([cfg.seed, 2])
     losses, check_step, check_exact, reached = [], [], [], False
     t0 = time.perf_counter()
-    bar = progress(total=cfg.max_steps, desc=f"copying train (d={cfg.d_model}, n<={cfg.train_max_len})") \
-        if show_progress else None
+    bar = (
+        progress(total=cfg.max_steps, desc=f"copying train (d={cfg.d_model}, n<={cfg.train_max_len})")
+        if show_progress
+        else None
+    )
     for step in range(cfg.max_steps):
         lens = rng.integers(cfg.train_min_len, cfg.train_max_len + 1, size=cfg.batch_size)
-        strings = [s for n in np.unique(lens) for s in sample_strings(task, rng, int(n), int((lens == n).sum()), "train")]
+        strings = [
+            s for n in np.unique(lens) for s in sample_strings(task, rng, int(n), int((lens == n).sum()), "train")
+        ]
         batch = {k: v.to(device) for k, v in encode_batch(task, strings).items()}
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits  # (B, T, |V|+4)
-        loss = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
-                                                 batch["labels"][:, 1:].reshape(-1), ignore_index=-100)
+        loss = torch.nn.functional.cross_entropy(
+            logits[:, :-1].reshape(-1, logits.shape[-1]), batch["labels"][:, 1:].reshape(-1), ignore_index=-100
+        )
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
@@ -260,15 +303,19 @@ def _train(cfg, store, device, base_model, tokenizer, force, show_progress):
             check_step.append(step + 1)
             check_exact.append(float(teacher_forced_exact(model, task, xs).mean()))
             model.train()
-            if len(check_exact) >= cfg.stop_checks and min(check_exact[-cfg.stop_checks:]) == 1.0:
+            if len(check_exact) >= cfg.stop_checks and min(check_exact[-cfg.stop_checks :]) == 1.0:
                 reached = True
                 break
     if bar is not None:
         bar.close()
     seconds = time.perf_counter() - t0
     model.eval()
-    info = {"steps": len(losses), "seconds": seconds, "reached": reached,
-            "model_config": {**model.config.to_dict(), "model_type": model.config.model_type}}
+    info = {
+        "steps": len(losses),
+        "seconds": seconds,
+        "reached": reached,
+        "model_config": {**model.config.to_dict(), "model_type": model.config.model_type},
+    }
     arrays = {"loss": np.array(losses), "check_step": np.array(check_step), "check_exact": np.array(check_exact)}
     weights.parent.mkdir(parents=True, exist_ok=True)
     tmp = weights.with_name(f".{weights.name}.{os.getpid()}.tmp")
@@ -294,8 +341,16 @@ def final_embeddings(model, task: CopyTask, lengths, n_strings: int = 16, seed: 
     return np.concatenate(out)
 
 
-def evaluate_run(cfg: TrainConfig, model, lengths, n_strings: int = 50, seed: int = 0,
-                 store: ResultStore | None = None, batch_size: int = 64, threads: int | None = 1) -> dict:
+def evaluate_run(
+    cfg: TrainConfig,
+    model,
+    lengths,
+    n_strings: int = 50,
+    seed: int = 0,
+    store: ResultStore | None = None,
+    batch_size: int = 64,
+    threads: int | None = 1,
+) -> dict:
     """:func:`~accessibility_lib.copying.evaluate_copying` of a trained run, cached under namespace
     ``copying_eval`` keyed by the run's key and the evaluation parameters (lengths, n_strings, seed)."""
     from .copying import evaluate_copying
@@ -305,7 +360,14 @@ def evaluate_run(cfg: TrainConfig, model, lengths, n_strings: int = 50, seed: in
     hit = store.get("copying_eval", key)
     if hit is not None:
         return hit
-    res = evaluate_copying(model, CopyTask(cfg.alphabet_size), lengths, n_strings=n_strings, seed=seed,
-                           batch_size=batch_size, threads=threads)
+    res = evaluate_copying(
+        model,
+        CopyTask(cfg.alphabet_size),
+        lengths,
+        n_strings=n_strings,
+        seed=seed,
+        batch_size=batch_size,
+        threads=threads,
+    )
     store.put("copying_eval", key, {}, arrays=res)
     return res

@@ -144,8 +144,10 @@ def _check_targets(handle, target_ids, m: int, n_given: int = 0) -> list[list[in
     ctx = context_length(handle)
     for i, seq in enumerate(targets):
         if len(seq) <= n_given:
-            raise ValueError(f"target_ids[{i}] has {len(seq)} tokens: with n_given = {n_given} given token(s) "
-                             f"every target needs at least {n_given + 1}")
+            raise ValueError(
+                f"target_ids[{i}] has {len(seq)} tokens: with n_given = {n_given} given token(s) "
+                f"every target needs at least {n_given + 1}"
+            )
         if min(seq) < 0 or max(seq) >= vocab:
             raise ValueError(f"target_ids[{i}] has token ids outside [0, {vocab - 1}]")
         if ctx is not None and m + len(seq) - 1 > ctx:
@@ -241,12 +243,32 @@ def cram(
     parts = []
     for start in range(0, n_tg, batch_size):
         sl = slice(start, start + batch_size)
-        parts.append(_cram_batch(handle, targets[sl], seeds[sl], m, max_steps, lr, patience, (b1, b2),
-                                 max_restarts, mean, std * init_scale, prefix_ids, n_given, weight_decay))
-    return CramResult(*[
-        torch.cat([getattr(p, f) for p in parts]) if f == "prompts" else np.concatenate([getattr(p, f) for p in parts])
-        for f in CramResult.__dataclass_fields__
-    ])
+        parts.append(
+            _cram_batch(
+                handle,
+                targets[sl],
+                seeds[sl],
+                m,
+                max_steps,
+                lr,
+                patience,
+                (b1, b2),
+                max_restarts,
+                mean,
+                std * init_scale,
+                prefix_ids,
+                n_given,
+                weight_decay,
+            )
+        )
+    return CramResult(
+        *[
+            torch.cat([getattr(p, f) for p in parts])
+            if f == "prompts"
+            else np.concatenate([getattr(p, f) for p in parts])
+            for f in CramResult.__dataclass_fields__
+        ]
+    )
 
 
 def _init_prompt(seed: int, m: int, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
@@ -255,8 +277,22 @@ def _init_prompt(seed: int, m: int, mean: torch.Tensor, std: torch.Tensor) -> to
     return mean.cpu() + std.cpu() * z
 
 
-def _cram_batch(handle, targets, seeds, m, max_steps, lr, patience, betas, max_restarts, mean, std, prefix_ids,
-                n_given=0, weight_decay=0.0) -> CramResult:
+def _cram_batch(
+    handle,
+    targets,
+    seeds,
+    m,
+    max_steps,
+    lr,
+    patience,
+    betas,
+    max_restarts,
+    mean,
+    std,
+    prefix_ids,
+    n_given=0,
+    weight_decay=0.0,
+) -> CramResult:
     model, dtype, device = handle.model, _model_dtype(handle), _model_device(handle)
     B = len(targets)
     g = n_given
@@ -326,7 +362,11 @@ def _cram_batch(handle, targets, seeds, m, max_steps, lr, patience, betas, max_r
                 continue
             if not bad[j]:
                 final_loss[i] = loss_np[j]
-                improved = (not np.isfinite(best_loss[i])) or loss_np[j] < best_loss[i] - 1e-4 * abs(best_loss[i]) or acc[j] > best_acc[i]
+                improved = (
+                    (not np.isfinite(best_loss[i]))
+                    or loss_np[j] < best_loss[i] - 1e-4 * abs(best_loss[i])
+                    or acc[j] > best_acc[i]
+                )
                 best_acc[i] = max(best_acc[i], acc[j])
                 best_loss[i] = min(best_loss[i], loss_np[j])
                 since_best[i] = 0 if improved else since_best[i] + 1
@@ -353,7 +393,11 @@ def _cram_batch(handle, targets, seeds, m, max_steps, lr, patience, betas, max_r
             exp_avg[rows], exp_avg_sq[rows], prompts[rows] = ea, es, new
             # divergence: non-finite loss/gradient/prompt, or a prompt 1000x its initial norm
             gfin = torch.isfinite(gr).flatten(1).all(1).cpu().numpy()
-            norm_bad = (~torch.isfinite(new).flatten(1).all(1) | (new.flatten(1).norm(dim=1) > 1e3 * init_norm[rows])).cpu().numpy()
+            norm_bad = (
+                (~torch.isfinite(new).flatten(1).all(1) | (new.flatten(1).norm(dim=1) > 1e3 * init_norm[rows]))
+                .cpu()
+                .numpy()
+            )
         for u, i in enumerate(idx_np[upd]):
             steps[i] += 1
             if bad[upd[u]] or not gfin[u] or norm_bad[u]:
@@ -364,5 +408,14 @@ def _cram_batch(handle, targets, seeds, m, max_steps, lr, patience, betas, max_r
                 fresh = _init_prompt(seeds[i] + 1_000_003 * int(restarts[i]), m, mean, std).to(device)
                 prompts[i], exp_avg[i], exp_avg_sq[i], adam_t[i] = fresh, 0.0, 0.0, 0.0
                 since_best[i], best_loss[i] = 0, np.inf
-    return CramResult(success, steps, final_loss, best_acc, prompts.detach().float().cpu(), restarts, diverged,
-                      np.asarray(seeds, dtype=np.int64), disagree)
+    return CramResult(
+        success,
+        steps,
+        final_loss,
+        best_acc,
+        prompts.detach().float().cpu(),
+        restarts,
+        diverged,
+        np.asarray(seeds, dtype=np.int64),
+        disagree,
+    )

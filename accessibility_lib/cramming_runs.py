@@ -26,9 +26,22 @@ import numpy as np
 
 from .decoding import DECODE_PATH, VERIFY_PATH
 
-__all__ = ["Unit", "PLANS", "ARTIFACT_DIR", "REPLICATION_STEPS", "artifact_path", "plan_units", "unit_settings",
-           "export_artifact", "import_artifact", "load_artifact", "refit_unit", "ArtifactMissingError", "machine_text",
-           "git_commit"]
+__all__ = [
+    "Unit",
+    "PLANS",
+    "ARTIFACT_DIR",
+    "REPLICATION_STEPS",
+    "artifact_path",
+    "plan_units",
+    "unit_settings",
+    "export_artifact",
+    "import_artifact",
+    "load_artifact",
+    "refit_unit",
+    "ArtifactMissingError",
+    "machine_text",
+    "git_commit",
+]
 
 ARTIFACT_DIR = Path(__file__).resolve().parent.parent / "book" / "data" / "cramming"
 # the authors' optimiser: AdamW, lr 1e-2, betas (0.9, 0.9), weight decay 0.01, up to 3000 steps, patience 500
@@ -68,8 +81,16 @@ class Unit:
 
 
 def _table1_smollm2() -> list[Unit]:
-    base = [Unit("natural", 1), Unit("random_words", 1), Unit("natural", 2), Unit("random_words", 2),
-            Unit("natural", 3), Unit("random_words", 3), Unit("random_tokens", 1), Unit("random_tokens", 2)]
+    base = [
+        Unit("natural", 1),
+        Unit("random_words", 1),
+        Unit("natural", 2),
+        Unit("random_words", 2),
+        Unit("natural", 3),
+        Unit("random_words", 3),
+        Unit("random_tokens", 1),
+        Unit("random_tokens", 2),
+    ]
     budget4 = [Unit("natural", 1, max_steps=2400, patience=800), Unit("random_words", 1, max_steps=2400, patience=800)]
     return base + budget4
 
@@ -81,8 +102,10 @@ PLANS = {
     # Gemma-3-270M at m = 1 beside the authors' n50 (17.07 natural, 10.00 random words)
     ("gemma-3-270m", "table1"): lambda: [Unit("natural", 1), Unit("random_words", 1)],
     # a quick plan for tests and demonstrations on the shipped model
-    ("nano", "smoke"): lambda: [Unit("natural", 1, max_steps=40, patience=20, corpus="heldout", n_targets=4),
-                                Unit("random_words", 1, max_steps=40, patience=20, n_targets=4)],
+    ("nano", "smoke"): lambda: [
+        Unit("natural", 1, max_steps=40, patience=20, corpus="heldout", n_targets=4),
+        Unit("random_words", 1, max_steps=40, patience=20, n_targets=4),
+    ],
 }
 
 
@@ -100,8 +123,13 @@ def plan_units(model: str, plan: str) -> list[Unit]:
 
 def unit_settings(unit: Unit) -> dict:
     """The cramming settings of a unit (passed to ``cram`` and part of every store key)."""
-    return {"lr": REPLICATION_STEPS["lr"], "betas": list(REPLICATION_STEPS["betas"]),
-            "weight_decay": REPLICATION_STEPS["weight_decay"], "max_steps": unit.max_steps, "patience": unit.patience}
+    return {
+        "lr": REPLICATION_STEPS["lr"],
+        "betas": list(REPLICATION_STEPS["betas"]),
+        "weight_decay": REPLICATION_STEPS["weight_decay"],
+        "max_steps": unit.max_steps,
+        "patience": unit.patience,
+    }
 
 
 def artifact_path(model: str, folder: str | os.PathLike | None = None) -> Path:
@@ -113,9 +141,12 @@ def git_commit() -> str:
     """The checked-out commit (with ``+dirty`` when tracked files differ), or "unknown"."""
     try:
         root = Path(__file__).resolve().parent.parent
-        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=root).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
-                               cwd=root).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=root
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=root
+        ).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -124,21 +155,35 @@ def git_commit() -> str:
 def machine_text(threads: int | None = None) -> str:
     import torch
 
-    return (f"{platform.node()} {platform.machine()}, {os.cpu_count()} cpus, torch {torch.__version__}"
-            + (f", {threads} thread(s) a worker" if threads else ""))
+    return f"{platform.node()} {platform.machine()}, {os.cpu_count()} cpus, torch {torch.__version__}" + (
+        f", {threads} thread(s) a worker" if threads else ""
+    )
 
 
 def _unit_entries(store, model: str, weights: str, dtype: str, source_name: str, unit: Unit) -> list[dict]:
     settings = unit_settings(unit)
     rows = []
-    for key, value in store.entries("cramming", model=model, weights=weights, dtype=dtype, source=source_name, m=unit.m):
+    for key, value in store.entries(
+        "cramming", model=model, weights=weights, dtype=dtype, source=source_name, m=unit.m
+    ):
         if all(key.get(k) == v for k, v in settings.items()):
             rows.append({"n": key["n"], "target": key["target"], **{k: v for k, v in value.items()}})
     return sorted(rows, key=lambda r: (r["n"], r["target"]))
 
 
-def export_artifact(path, *, model: str, weights: str, dtype: str, plan: str, units: list[Unit], sources: dict,
-                    store, status: dict, provenance: dict) -> dict:
+def export_artifact(
+    path,
+    *,
+    model: str,
+    weights: str,
+    dtype: str,
+    plan: str,
+    units: list[Unit],
+    sources: dict,
+    store,
+    status: dict,
+    provenance: dict,
+) -> dict:
     """Write the artifact of a plan from the result store (atomically) and return it.
 
     Args:
@@ -147,15 +192,34 @@ def export_artifact(path, *, model: str, weights: str, dtype: str, plan: str, un
             "commit": ..., "bracketed": ...}.
         provenance: command, commit, machine, date, wall time of the run.
     """
-    out = {"model": model, "weights": weights, "dtype": dtype, "plan": plan, "decode_path": DECODE_PATH,
-           "verified_by": VERIFY_PATH, "optimiser": {**{k: v for k, v in REPLICATION_STEPS.items()
-                                                       if k not in ("max_steps", "patience")}, "name": "AdamW"},
-           "provenance": provenance, "units": []}
+    out = {
+        "model": model,
+        "weights": weights,
+        "dtype": dtype,
+        "plan": plan,
+        "decode_path": DECODE_PATH,
+        "verified_by": VERIFY_PATH,
+        "optimiser": {
+            **{k: v for k, v in REPLICATION_STEPS.items() if k not in ("max_steps", "patience")},
+            "name": "AdamW",
+        },
+        "provenance": provenance,
+        "units": [],
+    }
     for u in units:
         name, layout = sources[u.uid]
         rows = _unit_entries(store, model, weights, dtype, name, u)
-        out["units"].append({"uid": u.uid, **asdict(u), "source": name, "layout": layout, "settings": unit_settings(u),
-                             **status.get(u.uid, {"state": "pending"}), "outcomes": rows})
+        out["units"].append(
+            {
+                "uid": u.uid,
+                **asdict(u),
+                "source": name,
+                "layout": layout,
+                "settings": unit_settings(u),
+                **status.get(u.uid, {"state": "pending"}),
+                "outcomes": rows,
+            }
+        )
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
@@ -175,8 +239,18 @@ def import_artifact(path, store) -> int:
     added = 0
     for u in art["units"]:
         for row in u["outcomes"]:
-            key = cramming_key(art["model"], art["weights"], art["dtype"], u["source"], u["layout"], u["m"], row["n"],
-                               row["target"], row["seed"], u["settings"])
+            key = cramming_key(
+                art["model"],
+                art["weights"],
+                art["dtype"],
+                u["source"],
+                u["layout"],
+                u["m"],
+                row["n"],
+                row["target"],
+                row["seed"],
+                u["settings"],
+            )
             if not store.has("cramming", key):
                 store.put("cramming", key, {k: v for k, v in row.items() if k not in ("n", "target")})
                 added += 1
@@ -192,8 +266,11 @@ def load_artifact(model: str, folder: str | os.PathLike | None = None) -> dict:
     path = artifact_path(model, folder)
     if not path.exists():
         plans = [p for (m, p) in PLANS if m == model]
-        how = (f".venv/bin/python scripts/real_model_cramming.py --model {model} --plan {plans[0]}" if plans
-               else f"no plan exists for {model!r}; plans exist for: {sorted({m for m, _ in PLANS})}")
+        how = (
+            f".venv/bin/python scripts/real_model_cramming.py --model {model} --plan {plans[0]}"
+            if plans
+            else f"no plan exists for {model!r}; plans exist for: {sorted({m for m, _ in PLANS})}"
+        )
         raise ArtifactMissingError(f"no cramming artifact for {model!r} at {path}; produce it with:\n    {how}")
     return json.loads(path.read_text())
 

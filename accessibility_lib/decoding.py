@@ -51,8 +51,13 @@ def _prefix(handle, prefix_ids, batch: int, dtype, device) -> torch.Tensor | Non
 
 
 @torch.no_grad()
-def greedy_decode(handle, prompts: torch.Tensor, n_new: int, prefix_ids: list[int] | None = None,
-                  given_ids: torch.Tensor | None = None) -> torch.Tensor:
+def greedy_decode(
+    handle,
+    prompts: torch.Tensor,
+    n_new: int,
+    prefix_ids: list[int] | None = None,
+    given_ids: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Greedy continuation of soft prompts, token by token with a KV cache (as ``generate`` does).
 
     Args:
@@ -95,8 +100,9 @@ def greedy_decode(handle, prompts: torch.Tensor, n_new: int, prefix_ids: list[in
 
 
 @torch.no_grad()
-def recompute_argmax(handle, prompts: torch.Tensor, targets: torch.Tensor, n_given: int = 0,
-                     prefix_ids: list[int] | None = None) -> torch.Tensor:
+def recompute_argmax(
+    handle, prompts: torch.Tensor, targets: torch.Tensor, n_given: int = 0, prefix_ids: list[int] | None = None
+) -> torch.Tensor:
     """Teacher-forced argmax of one full forward pass (no cache) at the scored positions.
 
     Args:

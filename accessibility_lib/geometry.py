@@ -7,7 +7,7 @@ a cone around the mean direction. This module fits those regions to a point clou
 each region its log-volume (nats), uniform samples (for the argmax-cell Monte Carlo of
 :mod:`accessibility_lib.cells`) and its slope bound (via :mod:`accessibility_lib.bounds`).
 
-Differences from the replication code (PAPER.md §6), on purpose:
+Differences from the replication code (see the book's appendix on conventions), on purpose:
 
 * the cone's half-angle is the one that really encloses every sample (largest angle to the axis);
   the paper's "half of the largest pairwise angle" is reported beside it for comparison and may be
@@ -99,7 +99,7 @@ def mean_pairwise_cosine(x: object) -> float:
     """Mean of cos(x_i, x_j) over the N(N−1) ordered pairs i ≠ j, exactly, in O(N·d).
 
     With unit rows u_n: Σ_{i≠j} u_i·u_j = ‖Σ u_n‖² − N, so the mean is (‖Σ u_n‖² − N) / (N(N−1)).
-    (The replication code builds the N×N Gram matrix, PAPER.md §6.)
+    (The replication code builds the N×N Gram matrix.)
 
     Raises:
         ValueError: on empty or non-finite input, N < 2, or a zero row.
@@ -297,7 +297,9 @@ class Cone:
             raise ValueError("axis must be a non-zero vector")
         object.__setattr__(self, "axis", a / norm)
         object.__setattr__(
-            self, "half_angle", check_real("half_angle", self.half_angle, minimum=0.0, maximum=math.pi, min_inclusive=False)
+            self,
+            "half_angle",
+            check_real("half_angle", self.half_angle, minimum=0.0, maximum=math.pi, min_inclusive=False),
         )
         object.__setattr__(self, "r", check_positive_real("r", self.r))
 
@@ -307,7 +309,9 @@ class Cone:
 
     def log_volume(self) -> float:
         """ln |cone ∩ ball| = ln V_d + d·ln r + ln frac(α) (exact, no underflow)."""
-        return log_unit_ball_volume(self.d) + self.d * math.log(self.r) + bounds.cone_log_fraction(self.d, self.half_angle)
+        return (
+            log_unit_ball_volume(self.d) + self.d * math.log(self.r) + bounds.cone_log_fraction(self.d, self.half_angle)
+        )
 
     def _polar_inverse_cdf(self, u: torch.Tensor) -> torch.Tensor:
         """Polar angle θ ∈ [0, α] with density ∝ sin^{d−2}θ, by inverse CDF on a fine grid.
@@ -352,7 +356,9 @@ class Cone:
 
     def log_packing(self, eps: float) -> float:
         """ln P ≈ d·ln(1 + 2r/ε) + ln frac(α) (the paper's approximation, clipped at 0)."""
-        return max(0.0, bounds.log_packing_ball(self.d, self.r, eps, 1) + bounds.cone_log_fraction(self.d, self.half_angle))
+        return max(
+            0.0, bounds.log_packing_ball(self.d, self.r, eps, 1) + bounds.cone_log_fraction(self.d, self.half_angle)
+        )
 
 
 def fit_box(x: object) -> Box:

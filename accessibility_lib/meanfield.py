@@ -22,7 +22,7 @@ Prompts are (batch, m, d_model) tensors (``inputs_embeds``); a forward is a call
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -69,7 +69,9 @@ def random_prompts(embedding: torch.Tensor, batch: int, m: int, generator: torch
         ValueError: if ``embedding`` is not (d_vocab, d_model) or batch, m < 1.
     """
     if not isinstance(embedding, torch.Tensor) or embedding.ndim != 2:
-        raise ValueError(f"embedding must be a (d_vocab, d_model) tensor, got {getattr(embedding, 'shape', type(embedding).__name__)}")
+        raise ValueError(
+            f"embedding must be a (d_vocab, d_model) tensor, got {getattr(embedding, 'shape', type(embedding).__name__)}"
+        )
     batch = check_int("batch", batch, minimum=1)
     m = check_int("m", m, minimum=1)
     ids = torch.randint(0, embedding.shape[0], (batch, m), generator=generator)
@@ -107,19 +109,28 @@ def permutation_deviation(
         ValueError: if X is not (batch, m ≥ 3, d).
     """
     if X.ndim != 3 or X.shape[1] < 3:
-        raise ValueError(f"X must have shape (batch, m >= 3, d_model) (a permutation fixing the last of m < 3 positions is the identity), got {tuple(X.shape)}")
+        raise ValueError(
+            f"X must have shape (batch, m >= 3, d_model) (a permutation fixing the last of m < 3 positions is the identity), got {tuple(X.shape)}"
+        )
     B, m, _ = X.shape
-    perm = torch.stack([torch.cat([_non_identity_perm(m - 1, generator), torch.tensor([m - 1])]) for _ in range(B)])  # (B, m)
+    perm = torch.stack(
+        [torch.cat([_non_identity_perm(m - 1, generator), torch.tensor([m - 1])]) for _ in range(B)]
+    )  # (B, m)
     idx = perm[:, :, None]
     Xp = torch.gather(X, 1, idx.expand_as(X))
     base = forward(X) if base is None else base
     moved = forward(Xp)
-    layers = [_rel_dev(hp, torch.gather(h, 1, idx.expand_as(h))) for h, hp in zip(base.hidden_states[1:], moved.hidden_states[1:])]
+    layers = [
+        _rel_dev(hp, torch.gather(h, 1, idx.expand_as(h)))
+        for h, hp in zip(base.hidden_states[1:], moved.hidden_states[1:])
+    ]
     tv = total_variation(moved.last_probs(), base.last_probs())
     return {"layers": torch.stack(layers, 1).numpy(), "tv": tv.numpy()}
 
 
-def duplication_deviation(forward: Forward, X: torch.Tensor, base: ForwardOutput | None = None) -> dict[str, np.ndarray]:
+def duplication_deviation(
+    forward: Forward, X: torch.Tensor, base: ForwardOutput | None = None
+) -> dict[str, np.ndarray]:
     """Deviation from duplication invariance, L([X, X]) vs [L(X), L(X)], per layer and at the last position.
 
     All 2m positions of the doubled prompt are compared with the tiled single-prompt states (for a
@@ -144,7 +155,12 @@ def duplication_deviation(forward: Forward, X: torch.Tensor, base: ForwardOutput
 
 
 def structural_sweep(
-    forward: Forward, embedding: torch.Tensor, ms: Sequence[int], n_prompts: int, seed: int = 0, desc: str = "structural sweep"
+    forward: Forward,
+    embedding: torch.Tensor,
+    ms: Sequence[int],
+    n_prompts: int,
+    seed: int = 0,
+    desc: str = "structural sweep",
 ) -> dict[str, np.ndarray]:
     """Both deviations for random hard prompts at each prompt length m.
 
@@ -175,7 +191,13 @@ KINDS = ("noise", "replace", "drop", "permute")
 
 
 def lipschitz_pairs(
-    forward: Forward, embedding: torch.Tensor, m: int, n_pairs: int, q: float = 1.0, seed: int = 0, desc: str = "W_q pairs"
+    forward: Forward,
+    embedding: torch.Tensor,
+    m: int,
+    n_pairs: int,
+    q: float = 1.0,
+    seed: int = 0,
+    desc: str = "W_q pairs",
 ) -> dict[str, np.ndarray]:
     """Pairs of prompts (X, Y) sharing their last vector: W_q(M(X), M(Y)) against TV of the next-token law.
 
@@ -243,7 +265,11 @@ def lipschitz_summary(pairs: dict[str, np.ndarray]) -> dict[str, float]:
     ratio = tv[pos] / w[pos]
     q25, med, q75, q90 = np.quantile(ratio, [0.25, 0.5, 0.75, 0.9])
     return {
-        "median": float(med), "q25": float(q25), "q75": float(q75), "q90": float(q90), "max": float(ratio.max()),
+        "median": float(med),
+        "q25": float(q25),
+        "q75": float(q75),
+        "q90": float(q90),
+        "max": float(ratio.max()),
         "tv_at_w0": float(tv[~pos].max()) if (~pos).any() else float("nan"),
         "w_flip_min": float(w[pos & ch].min()) if (pos & ch).any() else float("nan"),
         "n": int(pos.sum()),
@@ -282,4 +308,3 @@ def mean_field_log10_threshold(d: int, r: float, eps: float, vocab_size: int, q:
     """
     v = check_int("vocab_size", vocab_size, minimum=2)
     return (bounds.mean_field_loglog_count(d, r, eps, q) - math.log(math.log(v))) / math.log(10.0)
-

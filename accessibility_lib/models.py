@@ -96,7 +96,9 @@ def check_safetensors(path: str | os.PathLike) -> None:
                 raise CorruptWeightsError(f"weights file {path} is truncated ({size} bytes, no header); {hint}")
             (n,) = struct.unpack("<Q", raw)
             if n > size - 8:
-                raise CorruptWeightsError(f"weights file {path} is truncated or corrupted (header of {n} bytes in a {size}-byte file); {hint}")
+                raise CorruptWeightsError(
+                    f"weights file {path} is truncated or corrupted (header of {n} bytes in a {size}-byte file); {hint}"
+                )
             header = json.loads(f.read(n))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CorruptWeightsError(f"weights file {path} is corrupted (unreadable header: {exc}); {hint}") from None
@@ -107,9 +109,13 @@ def check_safetensors(path: str | os.PathLike) -> None:
         try:
             end = max(end, int(meta["data_offsets"][1]))
         except (KeyError, TypeError, IndexError, ValueError):
-            raise CorruptWeightsError(f"weights file {path} is corrupted (bad entry {name!r} in its header); {hint}") from None
+            raise CorruptWeightsError(
+                f"weights file {path} is corrupted (bad entry {name!r} in its header); {hint}"
+            ) from None
     if 8 + n + end != size:
-        raise CorruptWeightsError(f"weights file {path} is truncated or corrupted: its header says {8 + n + end} bytes, the file has {size}; {hint}")
+        raise CorruptWeightsError(
+            f"weights file {path} is truncated or corrupted: its header says {8 + n + end} bytes, the file has {size}; {hint}"
+        )
 
 
 @dataclass
@@ -162,9 +168,13 @@ class ModelHandle:
         if ids.ndim == 1:
             ids = ids[None]
         if ids.ndim != 2 or ids.dtype not in (torch.int64, torch.int32) or ids.shape[1] == 0:
-            raise ValueError(f"input_ids must be a non-empty (batch, T) integer tensor, got shape {tuple(ids.shape)} dtype {ids.dtype}")
+            raise ValueError(
+                f"input_ids must be a non-empty (batch, T) integer tensor, got shape {tuple(ids.shape)} dtype {ids.dtype}"
+            )
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.d_vocab):
-            raise ValueError(f"input_ids must lie in [0, {self.d_vocab - 1}], got range [{int(ids.min())}, {int(ids.max())}]")
+            raise ValueError(
+                f"input_ids must lie in [0, {self.d_vocab - 1}], got range [{int(ids.min())}, {int(ids.max())}]"
+            )
         return ids.to(device=self.device, dtype=torch.int64)
 
     def _inputs(self, input_ids, inputs_embeds, attention_mask):
@@ -178,7 +188,9 @@ class ModelHandle:
             if e.ndim == 2:
                 e = e[None]
             if e.ndim != 3 or e.shape[2] != self.d_model or e.shape[1] == 0:
-                raise ValueError(f"inputs_embeds must have shape (batch, T, d_model={self.d_model}), got {tuple(e.shape)}")
+                raise ValueError(
+                    f"inputs_embeds must have shape (batch, T, d_model={self.d_model}), got {tuple(e.shape)}"
+                )
             x = {"inputs_embeds": e.to(device=self.device, dtype=self.dtype)}
             B, T = e.shape[:2]
         if attention_mask is None:
@@ -246,22 +258,30 @@ class ModelHandle:
 def _resolve(name_or_path: str) -> tuple[str, bool]:
     """(path or hub id, is_local)."""
     if not isinstance(name_or_path, (str, os.PathLike)) or not str(name_or_path).strip():
-        raise ModelNotAvailableError(f"name_or_path must be a model name or a folder, got {name_or_path!r}. {_offline_choices()}")
+        raise ModelNotAvailableError(
+            f"name_or_path must be a model name or a folder, got {name_or_path!r}. {_offline_choices()}"
+        )
     name = str(name_or_path)
     if name == "nano":
         d = nano_dir()
         if not (d / "config.json").is_file():
-            raise ModelNotAvailableError(f"the shipped 'nano' model is missing from {d} (train it with the project's training script)")
+            raise ModelNotAvailableError(
+                f"the shipped 'nano' model is missing from {d} (train it with the project's training script)"
+            )
         return str(d), True
     if name in NAMED_MODELS:
         d = cache_dir() / name
         if not (d / "config.json").is_file():
-            raise ModelNotAvailableError(f"model {name!r} is not fetched yet (looked in {d}). Get it once with:\n    {NAMED_MODELS[name]}")
+            raise ModelNotAvailableError(
+                f"model {name!r} is not fetched yet (looked in {d}). Get it once with:\n    {NAMED_MODELS[name]}"
+            )
         return str(d), True
     p = Path(name).expanduser()
     if p.is_dir():
         if not (p / "config.json").is_file():
-            raise ModelNotAvailableError(f"folder {p} holds no config.json; it is not a model folder. {_offline_choices()}")
+            raise ModelNotAvailableError(
+                f"folder {p} holds no config.json; it is not a model folder. {_offline_choices()}"
+            )
         return str(p), True
     if p.exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise ModelNotAvailableError(f"{name!r} is not a model folder nor a known model name. {_offline_choices()}")
@@ -269,7 +289,9 @@ def _resolve(name_or_path: str) -> tuple[str, bool]:
 
 
 def _hub_offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes") or os.environ.get("TRANSFORMERS_OFFLINE", "0").lower() in ("1", "true", "yes")
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes") or os.environ.get(
+        "TRANSFORMERS_OFFLINE", "0"
+    ).lower() in ("1", "true", "yes")
 
 
 def _hub_reachable(timeout: float = 3.0) -> bool:
@@ -280,7 +302,9 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
 
     url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
     try:
-        with socket.create_connection((url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)), timeout=timeout):
+        with socket.create_connection(
+            (url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)), timeout=timeout
+        ):
             return True
     except OSError:
         return False
@@ -318,7 +342,9 @@ def _from_pretrained_inner(where: str, local: bool, dtype: torch.dtype):
         return model, tok
     # a hub id: the local hub cache first, the network only when allowed
     try:
-        model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype, use_safetensors=True, local_files_only=True, **kw)
+        model = AutoModelForCausalLM.from_pretrained(
+            where, dtype=dtype, use_safetensors=True, local_files_only=True, **kw
+        )
         tok = AutoTokenizer.from_pretrained(where, local_files_only=True, **kw)
         return model, tok
     except (OSError, ValueError):
@@ -354,7 +380,9 @@ def _n_ctx(config) -> int:
     return 2048
 
 
-def load_model(name_or_path: str, device: str | torch.device = "cpu", dtype: torch.dtype = torch.float32, *, verify: bool = True) -> ModelHandle:
+def load_model(
+    name_or_path: str, device: str | torch.device = "cpu", dtype: torch.dtype = torch.float32, *, verify: bool = True
+) -> ModelHandle:
     """Load a causal LM by name, folder or hub id, frozen, with its unembedding and embeddings.
 
     Args:
@@ -379,7 +407,9 @@ def load_model(name_or_path: str, device: str | torch.device = "cpu", dtype: tor
     return wrap_model(model, tok, name=str(name_or_path), device=device, verify=verify)
 
 
-def wrap_model(model, tokenizer=None, *, name: str = "model", device: str | torch.device | None = None, verify: bool = True) -> ModelHandle:
+def wrap_model(
+    model, tokenizer=None, *, name: str = "model", device: str | torch.device | None = None, verify: bool = True
+) -> ModelHandle:
     """A :class:`ModelHandle` around an already built ``transformers`` causal LM (e.g. from a config).
 
     Freezes the model (eval mode, ``requires_grad_(False)``). ``tokenizer`` may be None (then
@@ -390,7 +420,9 @@ def wrap_model(model, tokenizer=None, *, name: str = "model", device: str | torc
     model.eval()
     model.requires_grad_(False)
     if tokenizer is not None and tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token if tokenizer.eos_token is not None else tokenizer.convert_ids_to_tokens(0)
+        tokenizer.pad_token = (
+            tokenizer.eos_token if tokenizer.eos_token is not None else tokenizer.convert_ids_to_tokens(0)
+        )
     head = model.get_output_embeddings()
     if head is None or not hasattr(head, "weight"):
         raise ValueError(f"{type(model).__name__} has no output embedding (unembedding) layer; give a causal LM")

@@ -57,9 +57,19 @@ class N50Search:
     outcomes: list = field(default_factory=list)
 
 
-def locate_n50(evaluate, n_start: int, n_max: int, *, n_trials: int, n_probe: int | None = None,
-               rel_tol: float = 0.1, n_around: int = 4, spread: float = 0.25, seed: int = 0,
-               n_min: int = 1) -> N50Search:
+def locate_n50(
+    evaluate,
+    n_start: int,
+    n_max: int,
+    *,
+    n_trials: int,
+    n_probe: int | None = None,
+    rel_tol: float = 0.1,
+    n_around: int = 4,
+    spread: float = 0.25,
+    seed: int = 0,
+    n_min: int = 1,
+) -> N50Search:
     """Find the 50 % point of a decreasing success curve with few optimisation runs.
 
     1. From ``n_start`` (``n_probe`` targets a length) double n while the rate is ≥ ½ and halve it
@@ -89,7 +99,11 @@ def locate_n50(evaluate, n_start: int, n_max: int, *, n_trials: int, n_probe: in
     n_min = check_int("n_min", n_min, minimum=1)
     n_max = check_int("n_max", n_max, minimum=n_min)
     n_trials = check_int("n_trials", n_trials, minimum=1)
-    n_probe = min(n_trials, max(5, n_trials // 4)) if n_probe is None else check_int("n_probe", n_probe, minimum=1, maximum=n_trials)
+    n_probe = (
+        min(n_trials, max(5, n_trials // 4))
+        if n_probe is None
+        else check_int("n_probe", n_probe, minimum=1, maximum=n_trials)
+    )
     n = min(max(check_int("n_start", n_start, minimum=1), n_min), n_max)
     seen: dict[int, tuple[float, int]] = {}  # n -> (rate, targets)
     runs = cached = 0
@@ -139,7 +153,7 @@ def locate_n50(evaluate, n_start: int, n_max: int, *, n_trials: int, n_probe: in
                 break
         centre = 0.5 * (lo + hi) if centre is None else centre
         # 3. the transition with every target
-        for f in (np.linspace(-spread, spread, n_around) if n_around > 1 else [0.0] * n_around):
+        for f in np.linspace(-spread, spread, n_around) if n_around > 1 else [0.0] * n_around:
             k = int(round(centre * (1 + f)))
             if n_min <= k <= n_max:
                 ev(k, n_trials)
@@ -150,11 +164,30 @@ def locate_n50(evaluate, n_start: int, n_max: int, *, n_trials: int, n_probe: in
     return N50Search(fit.n50, fit, lengths, rates, (lo or 0, hi or 0), runs, cached, trials, bracketed)
 
 
-def cramming_key(model_name: str, weights: str, dtype: str, source_name: str, layout: dict | None, m: int, n: int,
-                 target: int, seed: int, settings: dict) -> dict:
+def cramming_key(
+    model_name: str,
+    weights: str,
+    dtype: str,
+    source_name: str,
+    layout: dict | None,
+    m: int,
+    n: int,
+    target: int,
+    seed: int,
+    settings: dict,
+) -> dict:
     """The result-store key of one (model, target source, m, n, target) cramming outcome."""
-    key = {"model": model_name, "weights": weights, "dtype": dtype, "source": source_name, "m": m, "n": n,
-           "target": target, "seed": seed, **settings}
+    key = {
+        "model": model_name,
+        "weights": weights,
+        "dtype": dtype,
+        "source": source_name,
+        "m": m,
+        "n": n,
+        "target": target,
+        "seed": seed,
+        **settings,
+    }
     if layout is not None:
         key["layout"] = layout
     return key
@@ -210,7 +243,9 @@ def find_n50(
     m = check_int("m", m, minimum=1)
     n_targets = check_int("n_targets", n_targets, minimum=1)
     if not callable(source):
-        raise ValueError(f"source must be a TargetSource or a callable (n, i) -> token ids, got {type(source).__name__}")
+        raise ValueError(
+            f"source must be a TargetSource or a callable (n, i) -> token ids, got {type(source).__name__}"
+        )
     if "lr" in cram_kwargs:
         check_positive_real("lr", cram_kwargs["lr"])
     for k in ("n_given", "prefix_ids"):
@@ -236,14 +271,23 @@ def find_n50(
     outcomes: dict[tuple[int, int], dict] = {}
 
     def evaluate(n: int, count: int):
-        keys = [cramming_key(model_name, weights, dtype, name, layout, m, n, i, seed + i, settings) for i in range(count)]
+        keys = [
+            cramming_key(model_name, weights, dtype, name, layout, m, n, i, seed + i, settings) for i in range(count)
+        ]
         found = [store.get("cramming", k) if store is not None else None for k in keys]
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
             if should_stop is not None and should_stop():
                 raise StopSearch(f"stopped before cramming {len(todo)} targets at m = {m}, n = {n}")
-            res = cram(handle, [list(source(n, i)) for i in todo], m, seed=[seed + i for i in todo],
-                       n_given=n_given, prefix_ids=prefix_ids or None, **cram_kwargs)
+            res = cram(
+                handle,
+                [list(source(n, i)) for i in todo],
+                m,
+                seed=[seed + i for i in todo],
+                n_given=n_given,
+                prefix_ids=prefix_ids or None,
+                **cram_kwargs,
+            )
             for j, i in enumerate(todo):
                 found[i] = res.record(j)
                 if store is not None:
@@ -257,8 +301,17 @@ def find_n50(
         return rate, len(todo), count - len(todo)
 
     try:
-        res = locate_n50(evaluate, n_start, n_max, n_trials=n_targets, n_probe=n_probe, rel_tol=rel_tol,
-                         n_around=n_around, seed=seed, n_min=n_min)
+        res = locate_n50(
+            evaluate,
+            n_start,
+            n_max,
+            n_trials=n_targets,
+            n_probe=n_probe,
+            rel_tol=rel_tol,
+            n_around=n_around,
+            seed=seed,
+            n_min=n_min,
+        )
     finally:
         if bar is not None:
             bar.close()

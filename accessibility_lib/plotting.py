@@ -41,7 +41,9 @@ def token_colors(n: int, seed: int = 0) -> np.ndarray:
     """(n, 4) RGBA colours, visually distinct for neighbours, for n categories (cells, tokens)."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    base = np.concatenate([mpl.colormaps["tab20"](np.linspace(0, 1, 20)), mpl.colormaps["tab20b"](np.linspace(0, 1, 20))])
+    base = np.concatenate(
+        [mpl.colormaps["tab20"](np.linspace(0, 1, 20)), mpl.colormaps["tab20b"](np.linspace(0, 1, 20))]
+    )
     if n <= len(base):
         return base[:n]
     rng = np.random.default_rng(seed)

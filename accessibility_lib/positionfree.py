@@ -23,8 +23,8 @@ shipped-model case of architectures this module does not re-implement.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -77,16 +77,22 @@ def check_neox(model: object) -> torch.nn.Module:
 def _check_embeds(inputs_embeds: object, d_model: int) -> torch.Tensor:
     if not isinstance(inputs_embeds, torch.Tensor) or inputs_embeds.ndim != 3:
         shape = getattr(inputs_embeds, "shape", None)
-        raise ValueError(f"inputs_embeds must be a torch tensor of shape (batch, T, d_model={d_model}), got {type(inputs_embeds).__name__} {shape}")
+        raise ValueError(
+            f"inputs_embeds must be a torch tensor of shape (batch, T, d_model={d_model}), got {type(inputs_embeds).__name__} {shape}"
+        )
     if inputs_embeds.shape[-1] != d_model or inputs_embeds.shape[1] < 1 or inputs_embeds.shape[0] < 1:
-        raise ValueError(f"inputs_embeds must have shape (batch >= 1, T >= 1, d_model={d_model}), got {tuple(inputs_embeds.shape)}")
+        raise ValueError(
+            f"inputs_embeds must have shape (batch >= 1, T >= 1, d_model={d_model}), got {tuple(inputs_embeds.shape)}"
+        )
     if not torch.isfinite(inputs_embeds).all():
         raise ValueError("inputs_embeds must contain only finite numbers")
     return inputs_embeds
 
 
 @torch.no_grad()
-def neox_forward(model: object, inputs_embeds: torch.Tensor, *, causal: bool = True, rotary: bool = True) -> ForwardOutput:
+def neox_forward(
+    model: object, inputs_embeds: torch.Tensor, *, causal: bool = True, rotary: bool = True
+) -> ForwardOutput:
     """Run a GPT-NeoX model on soft prompts with the causal mask and rotary embeddings switchable.
 
     Args:
@@ -160,7 +166,11 @@ def hf_forward(model: object, inputs_embeds: torch.Tensor, all_logits: bool = Fa
 
 
 #: the three cases of the chapter: name -> (causal, rotary); "shipped" means the HF model itself.
-CASES = {"no mask, no positions": (False, False), "causal, no positions": (True, False), "shipped (causal + rotary)": None}
+CASES = {
+    "no mask, no positions": (False, False),
+    "causal, no positions": (True, False),
+    "shipped (causal + rotary)": None,
+}
 
 
 def make_forward(model: object, case: str) -> Callable[[torch.Tensor], ForwardOutput]:
@@ -208,8 +218,14 @@ def tiny_neox(
     if d_model % n_heads:
         raise ValueError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}")
     cfg = transformers.GPTNeoXConfig(
-        vocab_size=d_vocab, hidden_size=d_model, num_hidden_layers=n_layers, num_attention_heads=n_heads,
-        intermediate_size=4 * d_model, max_position_embeddings=2048, rotary_pct=0.25, use_parallel_residual=True,
+        vocab_size=d_vocab,
+        hidden_size=d_model,
+        num_hidden_layers=n_layers,
+        num_attention_heads=n_heads,
+        intermediate_size=4 * d_model,
+        max_position_embeddings=2048,
+        rotary_pct=0.25,
+        use_parallel_residual=True,
         initializer_range=init_std,
     )
     torch.manual_seed(seed)
@@ -242,4 +258,7 @@ def load_hf(name: str, *, fallback_tiny: bool = False) -> tuple[torch.nn.Module 
         return None, note
     hf = handle.model.eval()
     cfg = hf.config
-    return hf, f"{name}: {cfg.model_type}, d_model = {cfg.hidden_size}, {cfg.num_hidden_layers} layers, |V| = {cfg.vocab_size}"
+    return (
+        hf,
+        f"{name}: {cfg.model_type}, d_model = {cfg.hidden_size}, {cfg.num_hidden_layers} layers, |V| = {cfg.vocab_size}",
+    )

@@ -1,7 +1,7 @@
 """The precision ε as an explicit, named convention.
 
 The bounds depend on r and ε only through 2r/ε, and the paper does not state one ε for all models
-(PAPER.md §6): its replication code sets ε = r_∞·2^−11 (fp16 unit roundoff times the largest absolute
+(see the book's appendix on conventions): its replication code sets ε = r_∞·2^−11 (fp16 unit roundoff times the largest absolute
 coordinate r_∞, with r = r_∞, so 2r/ε = 4096), while the ball row of its Table 1 implies 2r/ε ≈ 2^17
 for Pythia and other ratios for other models. The book therefore never hides ε: every number is
 computed under an :class:`EpsConvention` that is printed beside it.
@@ -52,9 +52,7 @@ def unit_roundoff(dtype: object) -> float:
     """
     name = str(dtype).lower().replace("torch.", "")
     if name not in _UNIT_ROUNDOFF_BITS:
-        raise ValueError(
-            f"dtype must be one of fp32/float32, bf16/bfloat16, fp16/float16, fp64/float64, got {dtype!r}"
-        )
+        raise ValueError(f"dtype must be one of fp32/float32, bf16/bfloat16, fp16/float16, fp64/float64, got {dtype!r}")
     return 2.0 ** -_UNIT_ROUNDOFF_BITS[name]
 
 
@@ -148,7 +146,7 @@ def from_dtype(dtype: object, reference: str = "r") -> EpsConvention:
 
 
 #: The replication code's convention: ε = r_∞·2^−11 (fp16 unit roundoff × largest absolute coordinate),
-#: used with r = r_∞, so 2r/ε = 4096 and C = d·ln 4097/ln|V| whatever the embeddings (PAPER.md §6).
+#: used with r = r_∞, so 2r/ε = 4096 and C = d·ln 4097/ln|V| whatever the embeddings (the authors' bound notebook).
 REPLICATION = EpsConvention(
     name="replication (ε = r∞·2^-11)",
     description="the replication code's convention: ε = r∞·2^-11 (fp16 unit roundoff × r∞), with r = r∞, so 2r/ε = 4096",

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Iterable, Iterator, TypeVar
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from tqdm.auto import tqdm
 
@@ -22,7 +23,9 @@ T = TypeVar("T")
 
 def bars_enabled() -> bool:
     """False while the static book is built or when ACCESSIBILITY_PROGRESS=0."""
-    return os.environ.get("ACCESSIBILITY_BOOK_BUILD", "0") != "1" and os.environ.get("ACCESSIBILITY_PROGRESS", "1") != "0"
+    return (
+        os.environ.get("ACCESSIBILITY_BOOK_BUILD", "0") != "1" and os.environ.get("ACCESSIBILITY_PROGRESS", "1") != "0"
+    )
 
 
 class _SummaryBar(tqdm):

@@ -5,7 +5,7 @@ Jupyter Book always enables ``sphinx_thebe``, which writes an inline script hold
 launch buttons, so both are dropped here. Then every page's script and stylesheet list is checked:
 a remote one (``//`` or ``scheme://``) is reported as a Sphinx warning, which fails the book build
 (``-W``). The widget runtime and MathJax are served from ``_static/abx`` (scripts/vendor_assets.py,
-TOOLCHAIN.md "Widgets in a static site"); they are re-copied after every build, also an up-to-date one.
+no CDN is reachable where the book is built); they are re-copied after every build, also an up-to-date one.
 
 Enabled in ``_config.yml`` under ``sphinx: extra_extensions``.
 """

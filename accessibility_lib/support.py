@@ -31,7 +31,16 @@ from .cells import CellVolumes, cell_volumes
 from .embeddings import sample_embeddings
 from .results import ResultStore
 
-__all__ = ["load_available", "random_tiny_handle", "ModelSupport", "analyse_model", "weights_fingerprint", "table_rows", "html_table", "read_csv"]
+__all__ = [
+    "load_available",
+    "random_tiny_handle",
+    "ModelSupport",
+    "analyse_model",
+    "weights_fingerprint",
+    "table_rows",
+    "html_table",
+    "read_csv",
+]
 
 
 def random_tiny_handle(seed: int = 0, *, d_model: int = 64, d_vocab: int = 512, n_layers: int = 2, n_ctx: int = 256):
@@ -46,8 +55,12 @@ def random_tiny_handle(seed: int = 0, *, d_model: int = 64, d_vocab: int = 512, 
     from .models import wrap_model
 
     cfg = transformers.GPTNeoXConfig(
-        vocab_size=d_vocab, hidden_size=d_model, num_hidden_layers=n_layers, num_attention_heads=4,
-        intermediate_size=4 * d_model, max_position_embeddings=n_ctx,
+        vocab_size=d_vocab,
+        hidden_size=d_model,
+        num_hidden_layers=n_layers,
+        num_attention_heads=4,
+        intermediate_size=4 * d_model,
+        max_position_embeddings=n_ctx,
     )
     torch.manual_seed(seed)
     model = transformers.GPTNeoXForCausalLM(cfg).eval()
@@ -154,8 +167,15 @@ def analyse_model(
     lengths = sorted(int(x) for x in lengths)
     key_name = f"{name}@{weights_fingerprint(handle)}"  # a retrained model never reuses stale results
     emb = sample_embeddings(
-        handle, n_prompts, lengths, source=source, seed=seed, token_budget=token_budget, store=store,
-        model_key=key_name, desc=f"{name}: embeddings",
+        handle,
+        n_prompts,
+        lengths,
+        source=source,
+        seed=seed,
+        token_budget=token_budget,
+        store=store,
+        model_key=key_name,
+        desc=f"{name}: embeddings",
     )
     all_h = np.concatenate([emb[ell] for ell in lengths])  # (N·|lengths|, d)
     geo = geometry.fit_support(all_h)
@@ -165,14 +185,27 @@ def analyse_model(
     cells_by_region = {}
     for region_name, region in (("ellipsoid", geo.ellipsoid), ("cone", geo.cone)):
         key = {
-            "model": key_name, "region": region_name, "embeddings": _digest([n_prompts, lengths, source, seed]),
-            "n_samples": cell_samples, "seed": seed, "what": "argmax cell counts",
+            "model": key_name,
+            "region": region_name,
+            "embeddings": _digest([n_prompts, lengths, source, seed]),
+            "n_samples": cell_samples,
+            "seed": seed,
+            "what": "argmax cell counts",
         }
         got = store.get("cell_volumes", key) if store is not None else None
         if got is not None:
-            cells_by_region[region_name] = CellVolumes(counts=np.asarray(got["counts"]), n_samples=cell_samples, seed=seed)
+            cells_by_region[region_name] = CellVolumes(
+                counts=np.asarray(got["counts"]), n_samples=cell_samples, seed=seed
+            )
             continue
-        cv = cell_volumes(handle.W_U.detach(), handle.b_U.detach(), region, cell_samples, seed=seed, progress_desc=f"{name}: cells ({region_name})")
+        cv = cell_volumes(
+            handle.W_U.detach(),
+            handle.b_U.detach(),
+            region,
+            cell_samples,
+            seed=seed,
+            progress_desc=f"{name}: cells ({region_name})",
+        )
         if store is not None:
             store.put("cell_volumes", key, {"n_no_hit": cv.n_no_hit}, arrays={"counts": cv.counts})
         cells_by_region[region_name] = cv
@@ -188,14 +221,32 @@ def analyse_model(
     slopes["cone + non-uniform cells"] = convolution.refined_slope(cells_by_region["cone"].log_p(), log_packing["cone"])
     slopes["ball, replication (2r/ε = 4096)"] = bounds.ball_slope(geo.d, 1.0, 2.0**-11, vocab)  # d·ln 4097/ln|V|
     return ModelSupport(
-        name=name, d=geo.d, vocab_size=vocab, n_prompts=n_prompts, lengths=lengths, geometry=geo, by_length=by_length,
-        eps=eps, eps_convention=conv.name, cells=cells, cells_by_region=cells_by_region, slopes=slopes, log_packing=log_packing,
+        name=name,
+        d=geo.d,
+        vocab_size=vocab,
+        n_prompts=n_prompts,
+        lengths=lengths,
+        geometry=geo,
+        by_length=by_length,
+        eps=eps,
+        eps_convention=conv.name,
+        cells=cells,
+        cells_by_region=cells_by_region,
+        slopes=slopes,
+        log_packing=log_packing,
     )
 
 
 def table_rows(results: list[ModelSupport]) -> list[dict]:
     """One row per support model, one column per model: the rebuilt Table 1 (tokens per prompt vector)."""
-    order = ["ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "cone + non-uniform cells", "ball, replication (2r/ε = 4096)"]
+    order = [
+        "ball",
+        "cone",
+        "ellipsoid",
+        "ellipsoid + non-uniform cells",
+        "cone + non-uniform cells",
+        "ball, replication (2r/ε = 4096)",
+    ]
     return [{"support model": row, **{r.name: round(r.slopes[row], 2) for r in results}} for row in order]
 
 
@@ -213,7 +264,9 @@ def html_table(rows: list[dict], index: str | None = None):
         cols.insert(0, index)
     pad = 'style="padding: 0.25em 0.6em"'
     head = "".join(f"<th {pad}>{html.escape(str(c))}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td {pad}>{html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td {pad}>{html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in rows
+    )
     return HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 

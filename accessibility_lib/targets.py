@@ -105,12 +105,26 @@ class TargetSource:
 
     def layout(self) -> dict:
         """The settings that decide what is crammed, for result-store keys and artifacts."""
-        return {"kind": self.kind, "convention": self.convention, "corpus": self.corpus, "seed": self.seed,
-                "n_given": self.n_given, "prefix_ids": list(self.prefix_ids), "first_id": self.first_id}
+        return {
+            "kind": self.kind,
+            "convention": self.convention,
+            "corpus": self.corpus,
+            "seed": self.seed,
+            "n_given": self.n_given,
+            "prefix_ids": list(self.prefix_ids),
+            "first_id": self.first_id,
+        }
 
 
-def target_source(handle, kind: str, convention: str = "generated", *, seed: int = 0, corpus: str = "heldout",
-                  bos_prefix: bool = False) -> TargetSource:
+def target_source(
+    handle,
+    kind: str,
+    convention: str = "generated",
+    *,
+    seed: int = 0,
+    corpus: str = "heldout",
+    bos_prefix: bool = False,
+) -> TargetSource:
     """The target source for a model, a target kind and a length convention.
 
     Args:
@@ -144,9 +158,11 @@ def target_source(handle, kind: str, convention: str = "generated", *, seed: int
         def draw(n, i):
             return nat.prefix_target(n, seed, i).tolist()
     elif kind == "random_words":
+
         def draw(n, i):
             return text.random_word_target(tok, n, seed, i).tolist()
     else:
+
         def draw(n, i):
             return text.random_targets(tok, n, i + 1, seed, d_vocab=handle.d_vocab)[i].tolist()
 
@@ -155,8 +171,10 @@ def target_source(handle, kind: str, convention: str = "generated", *, seed: int
     n_given = 0
     if convention == "replication":
         if bos_prefix:
-            raise ValueError("bos_prefix is for the 'generated' convention; under 'replication' the memory comes first "
-                             "and the tokenizer's BOS (if it adds one) is the given first token after it")
+            raise ValueError(
+                "bos_prefix is for the 'generated' convention; under 'replication' the memory comes first "
+                "and the tokenizer's BOS (if it adds one) is the given first token after it"
+            )
         n_given = 1
         first_id = tokenizer_adds_bos(tok)
     elif bos_prefix:

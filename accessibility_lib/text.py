@@ -157,7 +157,9 @@ class NaturalText:
     def _check_n(self, n_tokens: int) -> int:
         n = check_int("n_tokens", n_tokens, minimum=1)
         if n > len(self):
-            raise ValueError(f"n_tokens must be at most the corpus length ({len(self)} tokens of {self.source!r}), got {n}")
+            raise ValueError(
+                f"n_tokens must be at most the corpus length ({len(self)} tokens of {self.source!r}), got {n}"
+            )
         return n
 
     def target(self, n_tokens: int, seed: int = 0, index: int = 0) -> torch.Tensor:
@@ -205,8 +207,9 @@ class NaturalText:
         n = check_int("n_tokens", n_tokens, minimum=1)
         ids = self.passage(seed, index)
         if n > ids.size:
-            raise ValueError(f"n_tokens must be at most {ids.size} (the passage length of {self.source!r} "
-                             f"passage {index}), got {n}")
+            raise ValueError(
+                f"n_tokens must be at most {ids.size} (the passage length of {self.source!r} passage {index}), got {n}"
+            )
         return torch.from_numpy(ids[:n].copy())
 
     def targets(self, n_tokens: int, count: int, seed: int = 0, start_index: int = 0) -> torch.Tensor:
@@ -221,7 +224,7 @@ class NaturalText:
         return torch.stack([self.target(n, seed, start_index + i) for i in range(count)])
 
 
-_CACHE: "weakref.WeakKeyDictionary[object, dict[str, NaturalText]]" = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[object, dict[str, NaturalText]] = weakref.WeakKeyDictionary()
 
 
 def natural_targets(tokenizer, n_tokens: int, count: int, seed: int = 0, source: str = "heldout") -> torch.Tensor:
@@ -314,8 +317,10 @@ def random_targets(
     seed = check_int("seed", seed, minimum=0)
     ids = allowed_token_ids(tokenizer_or_vocab, d_vocab)
     # the length is part of the seed: targets of different lengths are independent draws, not prefixes
-    rows = [ids[np.random.default_rng(np.random.SeedSequence([seed, i, n, _SALT_RANDOM])).integers(0, ids.size, size=n)]
-            for i in range(count)]
+    rows = [
+        ids[np.random.default_rng(np.random.SeedSequence([seed, i, n, _SALT_RANDOM])).integers(0, ids.size, size=n)]
+        for i in range(count)
+    ]
     return torch.from_numpy(np.stack(rows))
 
 
@@ -344,12 +349,17 @@ def random_word_text(n_words: int, seed: int = 0, index: int = 0, *, top: int = 
     joined by single spaces; deterministic per ``(seed, index, n_words)``."""
     n_words = check_int("n_words", n_words, minimum=1)
     words = frequent_words(top)
-    rng = np.random.default_rng(np.random.SeedSequence([check_int("seed", seed, minimum=0),
-                                                        check_int("index", index, minimum=0), n_words, _SALT_WORDS]))
+    rng = np.random.default_rng(
+        np.random.SeedSequence(
+            [check_int("seed", seed, minimum=0), check_int("index", index, minimum=0), n_words, _SALT_WORDS]
+        )
+    )
     return " ".join(words[j] for j in rng.integers(0, len(words), size=n_words))
 
 
-def random_word_target(tokenizer, n_tokens: int, seed: int = 0, index: int = 0, *, top: int = TOP_WORDS) -> torch.Tensor:
+def random_word_target(
+    tokenizer, n_tokens: int, seed: int = 0, index: int = 0, *, top: int = TOP_WORDS
+) -> torch.Tensor:
     """A random-words target of exactly ``n_tokens`` tokens: int64 tensor ``(n_tokens,)``.
 
     The authors' "random" targets (their sweep's shuffled mode): 5·n words drawn uniformly with

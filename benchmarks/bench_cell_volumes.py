@@ -51,7 +51,9 @@ def main():
     t_mm = (time.perf_counter() - t0) * args.n / (2048 * len(range(0, args.n, 2048)))
     flops = 2.0 * args.n * args.d * args.vocab
     print(f"shape: n={args.n} points, d={args.d}, |V|={args.vocab}, device={dev}, threads={torch.get_num_threads()}")
-    print(f"cell_volumes: {t_cv:.3f} s = {args.n / t_cv:,.0f} samples/s ({flops / t_cv / 1e9:.1f} GFLOP/s), {res.n_no_hit} tokens without a hit")
+    print(
+        f"cell_volumes: {t_cv:.3f} s = {args.n / t_cv:,.0f} samples/s ({flops / t_cv / 1e9:.1f} GFLOP/s), {res.n_no_hit} tokens without a hit"
+    )
     print(f"plain matmul: {t_mm:.3f} s = {args.n / t_mm:,.0f} samples/s ({flops / t_mm / 1e9:.1f} GFLOP/s)")
     print(f"ratio (matmul time / cell_volumes time): {t_mm / t_cv:.2f}  (goal >= 0.5)")
 

@@ -1,7 +1,7 @@
 """The n-fold convolution of ln p to n = 1000: FFT grid (this library) against dense outer sums.
 
 FFT: :func:`accessibility_lib.convolution.quantiles` — median and deciles of S_n for every n ≤ 1000 on
-a 2^16-point grid (goal < 1 s). Dense: what the replication code does (PAPER.md §6) — keep the law of
+a 2^16-point grid (goal < 1 s). Dense: what the replication code does (the authors' code builds dense outer sums) — keep the law of
 S_{n−1} as (values, probabilities), form the outer sum with the |D| atoms, then compress back to a
 fixed number of bins by histogramming; its cost grows like n·bins·|D|. It is run to a smaller n and
 extrapolated linearly to n = 1000 (it is linear in n), and the medians of the two are compared where
@@ -57,10 +57,18 @@ def main():
     step = (log_p.max() - log_p.min()) / ((2**16 - 1) // 1000)
     print(f"D: {log_p.size} atoms, ln p in [{log_p.min():.1f}, {log_p.max():.1f}]")
     print(f"FFT grid 2^16, all n <= 1000, 3 quantiles each: {t_fft:.3f} s (goal < 1 s); grid step {step:.3f} nats")
-    print(f"FFT grid 2^16, the law of S_1000 alone (φ^1000 by repeated squaring, one inverse FFT): {t_one * 1e3:.1f} ms; median {med_1000:.1f} nats")
-    print(f"dense outer sum + compression to {bins} bins: {t_dense:.2f} s for n <= {n_dense} -> {t_dense_1000:.0f} s extrapolated to n = 1000")
-    print(f"ratio dense / FFT (all n <= 1000): {t_dense_1000 / t_fft:.0f}x; dense / FFT (S_1000 alone): {t_dense_1000 / t_one:.0f}x; max |median difference| for n <= {n_dense}: {diff:.3f} nats")
-    print(f"memory of one dense step: {bins * log_p.size * 16 / 1e6:.0f} MB (values + probabilities); FFT grid: {2**16 * 8 / 1e6:.1f} MB")
+    print(
+        f"FFT grid 2^16, the law of S_1000 alone (φ^1000 by repeated squaring, one inverse FFT): {t_one * 1e3:.1f} ms; median {med_1000:.1f} nats"
+    )
+    print(
+        f"dense outer sum + compression to {bins} bins: {t_dense:.2f} s for n <= {n_dense} -> {t_dense_1000:.0f} s extrapolated to n = 1000"
+    )
+    print(
+        f"ratio dense / FFT (all n <= 1000): {t_dense_1000 / t_fft:.0f}x; dense / FFT (S_1000 alone): {t_dense_1000 / t_one:.0f}x; max |median difference| for n <= {n_dense}: {diff:.3f} nats"
+    )
+    print(
+        f"memory of one dense step: {bins * log_p.size * 16 / 1e6:.0f} MB (values + probabilities); FFT grid: {2**16 * 8 / 1e6:.1f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _common import matmul_rate  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
 
 from accessibility_lib.cramming import cram, locate_n50
 from accessibility_lib.fitting import fit_sigmoid, logistic
-from _common import matmul_rate  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
 
-CURVES = Path(__file__).resolve().parents[1] / "book" / "data" / "cramming_curves.json"
+CURVES = Path(__file__).resolve().parents[1] / "accessibility_lib" / "data" / "paper" / "cramming_curves.json"
 
 
 def _handle(name: str):
@@ -40,8 +40,15 @@ def _handle(name: str):
         import transformers
 
         torch.manual_seed(0)
-        cfg = transformers.GPTNeoXConfig(vocab_size=4096, hidden_size=128, num_hidden_layers=4, num_attention_heads=4,
-                                         intermediate_size=512, max_position_embeddings=512, initializer_range=0.2)
+        cfg = transformers.GPTNeoXConfig(
+            vocab_size=4096,
+            hidden_size=128,
+            num_hidden_layers=4,
+            num_attention_heads=4,
+            intermediate_size=512,
+            max_position_embeddings=512,
+            initializer_range=0.2,
+        )
         return wrap_model(transformers.GPTNeoXForCausalLM(cfg), verify=False), "random GPT-NeoX (nano absent)"
 
 
@@ -58,9 +65,11 @@ def bench_batched(handle, n_targets=16, steps=60, lengths=None, m=1):
     singles = [cram(handle, [t], m, seed=[i], **kw) for i, t in enumerate(targets)]
     t_single = time.perf_counter() - t0
     same = all(s.success[0] == batched.success[i] for i, s in enumerate(singles))
-    print(f"(a) batched {n_targets} targets (m = {m}, n = {min(lengths)}..{max(lengths)}, {steps} steps max): {t_batched:.1f} s; one at a time: "
-          f"{t_single:.1f} s; speed-up {t_single / t_batched:.1f}x; same outcomes: {same} "
-          f"({int(batched.success.sum())}/{n_targets} crammed)")
+    print(
+        f"(a) batched {n_targets} targets (m = {m}, n = {min(lengths)}..{max(lengths)}, {steps} steps max): {t_batched:.1f} s; one at a time: "
+        f"{t_single:.1f} s; speed-up {t_single / t_batched:.1f}x; same outcomes: {same} "
+        f"({int(batched.success.sum())}/{n_targets} crammed)"
+    )
     return t_single / t_batched, same
 
 
@@ -102,11 +111,13 @@ def bench_search(n_rep=10):
     ratio = r[:, 1].sum() / r[:, 2].sum()
     err_grid = np.abs(r[:, 3] - r[:, 0]) / r[:, 0]
     err_ours = np.abs(r[:, 4] - r[:, 0]) / r[:, 0]
-    print(f"(b) n50 search on the paper's Pythia-160M curves (natural+random, m = 1..5, {n_rep} noisy replicates): "
-          f"replication grid {r[:, 1].mean():.0f} runs/curve, find_n50 {r[:, 2].mean():.0f} runs/curve -> "
-          f"{ratio:.1f}x fewer; median |n50 error| grid {100 * np.median(err_grid):.1f} %, ours "
-          f"{100 * np.median(err_ours):.1f} % (90th pct {100 * np.quantile(err_grid, 0.9):.1f} % vs "
-          f"{100 * np.quantile(err_ours, 0.9):.1f} %)")
+    print(
+        f"(b) n50 search on the paper's Pythia-160M curves (natural+random, m = 1..5, {n_rep} noisy replicates): "
+        f"replication grid {r[:, 1].mean():.0f} runs/curve, find_n50 {r[:, 2].mean():.0f} runs/curve -> "
+        f"{ratio:.1f}x fewer; median |n50 error| grid {100 * np.median(err_grid):.1f} %, ours "
+        f"{100 * np.median(err_ours):.1f} % (90th pct {100 * np.quantile(err_grid, 0.9):.1f} % vs "
+        f"{100 * np.quantile(err_ours, 0.9):.1f} %)"
+    )
     return ratio
 
 
@@ -122,9 +133,11 @@ def bench_throughput(handle, batch=16, n=64, steps=5):
     tps = tokens / dt
     achieved = 6 * params * tps
     rate = matmul_rate()
-    print(f"(c) cramming throughput: {tps:.0f} tokens/s (batch {batch} x {n} tokens, {params / 1e6:.2f} M params) "
-          f"= {achieved / 1e9:.2f} GFLOP/s at 6·params·tokens; fp32 matmul {rate / 1e9:.1f} GFLOP/s -> "
-          f"{achieved / rate:.2f} of the matmul rate (embedding lookups counted as params: an upper estimate)")
+    print(
+        f"(c) cramming throughput: {tps:.0f} tokens/s (batch {batch} x {n} tokens, {params / 1e6:.2f} M params) "
+        f"= {achieved / 1e9:.2f} GFLOP/s at 6·params·tokens; fp32 matmul {rate / 1e9:.1f} GFLOP/s -> "
+        f"{achieved / rate:.2f} of the matmul rate (embedding lookups counted as params: an upper estimate)"
+    )
     assert not res.success.any()
     return achieved / rate
 
@@ -139,7 +152,9 @@ def main() -> None:
     handle, label = _handle(args.model)
     print(f"model: {label}; torch threads: {torch.get_num_threads()}")
     bench_search()
-    bench_batched(handle, lengths=[2 + i % 4 for i in range(20)], m=4, steps=200)  # the nano chapter's regime (random n50(m=4) ~ 3)
+    bench_batched(
+        handle, lengths=[2 + i % 4 for i in range(20)], m=4, steps=200
+    )  # the nano chapter's regime (random n50(m=4) ~ 3)
     bench_batched(handle)
     bench_throughput(handle)
 

@@ -12,9 +12,9 @@ import argparse
 import time
 
 import torch
+from _common import matmul_rate  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
 
 from accessibility_lib import embeddings as E
-from _common import matmul_rate  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
 
 
 def handle(random_width: int | None):
@@ -37,7 +37,9 @@ def main():
     ap.add_argument("--length", type=int, default=128)
     ap.add_argument("--prompts", type=int, default=64)
     ap.add_argument("--budget", type=int, default=4096)
-    ap.add_argument("--random-width", type=int, default=None, help="use a random GPT-NeoX of this width instead of nano")
+    ap.add_argument(
+        "--random-width", type=int, default=None, help="use a random GPT-NeoX of this width instead of nano"
+    )
     args = ap.parse_args()
     h, label = handle(args.random_width)
     cfg = h.model.config
@@ -54,8 +56,12 @@ def main():
     t = time.perf_counter() - t0
     tokens = args.prompts * args.length
     rate = matmul_rate()
-    print(f"model: {label}, d={d}, L={L}, non-embedding params={n_params / 1e6:.2f}M, threads={torch.get_num_threads()}")
-    print(f"{args.prompts} prompts x {args.length} tokens (budget {args.budget} tokens/batch): {t:.2f} s = {tokens / t:,.0f} tokens/s")
+    print(
+        f"model: {label}, d={d}, L={L}, non-embedding params={n_params / 1e6:.2f}M, threads={torch.get_num_threads()}"
+    )
+    print(
+        f"{args.prompts} prompts x {args.length} tokens (budget {args.budget} tokens/batch): {t:.2f} s = {tokens / t:,.0f} tokens/s"
+    )
     print(f"forward FLOPs/token ≈ {flops_tok / 1e6:.1f} MFLOP -> {flops_tok * tokens / t / 1e9:.1f} GFLOP/s achieved")
     print(f"measured fp32 matmul rate: {rate / 1e9:.1f} GFLOP/s")
     print(f"ratio achieved / matmul rate: {flops_tok * tokens / t / rate:.2f}")

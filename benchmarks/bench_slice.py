@@ -2,7 +2,7 @@
 
 Prints, measured in one run:
 
-1. the seconds of the whole 400x400 slice by ``cells.argmax_slice`` (logits restricted to the plane,
+1. the seconds of the whole 400x400 slice by ``slices.argmax_slice`` (logits restricted to the plane,
    hull candidates; argmax and Voronoi images);
 2. the direct d-dimensional ``cells.argmax_tokens`` on the points of ``--rows`` rows of that grid
    (all 400 rows = 160,000 points = 9.1 TFLOP for SmolLM2; the default 40 rows = 10%), its
@@ -21,7 +21,7 @@ import time
 import numpy as np
 import torch
 
-from accessibility_lib import cells, models
+from accessibility_lib import cells, models, slices
 
 
 def main() -> None:
@@ -34,14 +34,16 @@ def main() -> None:
 
     h = models.load_model(args.model)
     ids, mask = h.encode(["The quick brown fox", "https://", "In a distant future"])
-    plane = cells.plane_through(h.final_embeddings(ids, attention_mask=mask))
+    plane = slices.plane_through(h.final_embeddings(ids, attention_mask=mask))
     print(f"model {args.model}: d = {h.d_model}, |V| = {h.d_vocab}, torch threads = {torch.get_num_threads()}")
 
     t = time.perf_counter()
-    sl = cells.argmax_slice(plane, h.W_U, h.b_U, resolution=args.resolution, extent=1.5)
+    sl = slices.argmax_slice(plane, h.W_U, h.b_U, resolution=args.resolution, extent=1.5)
     t_plane = time.perf_counter() - t
-    print(f"{args.resolution}x{args.resolution} slice (plane method, argmax + Voronoi): {t_plane:.2f} s, "
-          f"{sl.n_cells} cells in the picture, {sl.n_cells_plane} on the whole plane")
+    print(
+        f"{args.resolution}x{args.resolution} slice (plane method, argmax + Voronoi): {t_plane:.2f} s, "
+        f"{sl.n_cells} cells in the picture, {sl.n_cells_plane} on the whole plane"
+    )
 
     rows = np.linspace(0, args.resolution - 1, min(args.rows, args.resolution)).astype(int)
     uu, vv = np.meshgrid(sl.u, sl.v[rows])
@@ -69,12 +71,16 @@ def main() -> None:
         t_arg.append(time.perf_counter() - t)
     agree = float(np.mean(got.numpy() == sl.tokens[rows].ravel()))
     f_mm, f_arg = flop / min(t_mm), flop / min(t_arg)
-    print(f"direct argmax_tokens on {len(rows)} of {args.resolution} rows ({N} points, {flop / 1e12:.2f} TFLOP): "
-          f"{min(t_arg):.2f} s = {f_arg / 1e9:.1f} GFLOP/s; agreement with the plane method {100 * agree:.3f}%")
+    print(
+        f"direct argmax_tokens on {len(rows)} of {args.resolution} rows ({N} points, {flop / 1e12:.2f} TFLOP): "
+        f"{min(t_arg):.2f} s = {f_arg / 1e9:.1f} GFLOP/s; agreement with the plane method {100 * agree:.3f}%"
+    )
     print(f"plain matmul of the same shapes: {min(t_mm):.2f} s = {f_mm / 1e9:.1f} GFLOP/s")
     print(f"ratio argmax_tokens / plain matmul FLOP/s = {f_arg / f_mm:.2f} (goal >= 0.5)")
-    print(f"estimated direct 400x400 slice: {min(t_arg) * args.resolution / len(rows):.0f} s; "
-          f"plane method speed-up: {min(t_arg) * args.resolution / len(rows) / t_plane:.0f}x")
+    print(
+        f"estimated direct 400x400 slice: {min(t_arg) * args.resolution / len(rows):.0f} s; "
+        f"plane method speed-up: {min(t_arg) * args.resolution / len(rows) / t_plane:.0f}x"
+    )
 
 
 if __name__ == "__main__":

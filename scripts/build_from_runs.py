@@ -40,8 +40,15 @@ def status_page(records: list[dict]) -> str:
         if status == "failed":
             status = f"failed (cell {r.get('cell')}: {str(r.get('error', ''))[:80]})"
         cells = [
-            r["chapter"], status, r.get("preset", ""), r.get("model", ""), r.get("device", ""),
-            str(r.get("wall_s", "")), r.get("commit", ""), r.get("machine", ""), r.get("date", ""),
+            r["chapter"],
+            status,
+            r.get("preset", ""),
+            r.get("model", ""),
+            r.get("device", ""),
+            str(r.get("wall_s", "")),
+            r.get("commit", ""),
+            r.get("machine", ""),
+            r.get("date", ""),
         ]
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
     return "\n".join(lines) + "\n"

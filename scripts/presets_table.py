@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Write the presets table (accessibility_lib.presets) into README.md and book/presets.md.
 
-    python scripts/presets_table.py          # rewrite both
-    python scripts/presets_table.py --check  # exit 1 if either is out of date (used by the tests)
+python scripts/presets_table.py          # rewrite both
+python scripts/presets_table.py --check  # exit 1 if either is out of date (used by the tests)
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ def main(argv: list[str]) -> int:
     want_readme = _replace_block(readme.read_text(), table)
     want_page = PAGE + START + "\n" + table + "\n" + END + "\n"
     if "--check" in argv:
-        stale = [p.name for p, want in ((readme, want_readme), (page, want_page)) if not p.exists() or p.read_text() != want]
+        stale = [
+            p.name for p, want in ((readme, want_readme), (page, want_page)) if not p.exists() or p.read_text() != want
+        ]
         if stale:
             print(f"out of date: {stale}; run python scripts/presets_table.py")
             return 1

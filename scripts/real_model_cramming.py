@@ -50,15 +50,34 @@ def _run_unit(unit, n_start: int, deadline: float | None) -> dict:
     t0 = time.time()
     stop = (lambda: time.time() > deadline) if deadline else None
     try:
-        res = find_n50(handle, src, unit.m, unit.n_targets, store=default_store(), model_name=_WORKER["model"],
-                       n_start=n_start, n_probe=unit.n_targets, rel_tol=0.1, n_around=0, seed=unit.seed,
-                       show_progress=False, should_stop=stop, **unit_settings(unit))
+        res = find_n50(
+            handle,
+            src,
+            unit.m,
+            unit.n_targets,
+            store=default_store(),
+            model_name=_WORKER["model"],
+            n_start=n_start,
+            n_probe=unit.n_targets,
+            rel_tol=0.1,
+            n_around=0,
+            seed=unit.seed,
+            show_progress=False,
+            should_stop=stop,
+            **unit_settings(unit),
+        )
         state = "complete"
         extra = {"bracketed": bool(res.bracketed), "bracket": [int(b) for b in res.bracket]}
     except StopSearch:
         state, extra = "partial", {}
-    return {"uid": unit.uid, "state": state, "seconds": round(time.time() - t0, 1), "finished": now_utc(),
-            "commit": git_commit(), **extra}
+    return {
+        "uid": unit.uid,
+        "state": state,
+        "seconds": round(time.time() - t0, 1),
+        "finished": now_utc(),
+        "commit": git_commit(),
+        **extra,
+    }
 
 
 def _start_length(unit, done: dict) -> int:
@@ -109,27 +128,48 @@ def main(argv: list[str] | None = None) -> int:
         import json
 
         for u in json.loads(path.read_text())["units"]:
-            status[u["uid"]] = {k: u[k] for k in ("state", "seconds", "finished", "commit", "bracketed", "bracket") if k in u}
+            status[u["uid"]] = {
+                k: u[k] for k in ("state", "seconds", "finished", "commit", "bracketed", "bracket") if k in u
+            }
     sources = {}
     for u in all_units:
         s = target_source(handle, u.kind, u.convention, seed=u.seed, corpus=u.corpus)
         sources[u.uid] = (s.name, s.layout())
-    command = " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/real_model_cramming.py",
-                                                 *(argv if argv is not None else sys.argv[1:])])
-    prov = {"command": command, "commit": CR.git_commit(), "machine": CR.machine_text(args.threads),
-            "workers": args.workers, "started": CR.now_utc()}
+    command = " ".join(
+        shlex.quote(a)
+        for a in [".venv/bin/python", "scripts/real_model_cramming.py", *(argv if argv is not None else sys.argv[1:])]
+    )
+    prov = {
+        "command": command,
+        "commit": CR.git_commit(),
+        "machine": CR.machine_text(args.threads),
+        "workers": args.workers,
+        "started": CR.now_utc(),
+    }
 
     def export(final: bool = False):
         prov_now = {**prov, "date": CR.now_utc(), "wall_seconds_this_invocation": round(time.time() - t0, 1)}
-        CR.export_artifact(path, model=args.model, weights=weights, dtype=dtype, plan=args.plan, units=all_units,
-                           sources=sources, store=store, status=status, provenance=prov_now)
+        CR.export_artifact(
+            path,
+            model=args.model,
+            weights=weights,
+            dtype=dtype,
+            plan=args.plan,
+            units=all_units,
+            sources=sources,
+            store=store,
+            status=status,
+            provenance=prov_now,
+        )
         print(f"[{CR.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
 
     n50_done: dict = {}
     for u in all_units:  # m = 1 results of earlier invocations seed the start lengths
         if u.m == 1 and status.get(u.uid, {}).get("state") == "complete":
-            unit_dict = {"outcomes": CR._unit_entries(store, args.model, weights, dtype, sources[u.uid][0], u),
-                         "layout": sources[u.uid][1]}
+            unit_dict = {
+                "outcomes": CR._unit_entries(store, args.model, weights, dtype, sources[u.uid][0], u),
+                "layout": sources[u.uid][1],
+            }
             fit = CR.refit_unit(unit_dict)[3]
             if fit is not None and fit.ok:
                 n50_done[(u.kind, u.max_steps)] = fit.n50
@@ -141,17 +181,25 @@ def main(argv: list[str] | None = None) -> int:
     pending = list(todo)
     running: dict = {}
     last_export = time.time()
-    with cf.ProcessPoolExecutor(args.workers, mp_context=ctx, initializer=_init_worker,
-                                initargs=(args.model, args.dtype, args.threads)) as pool:
+    with cf.ProcessPoolExecutor(
+        args.workers, mp_context=ctx, initializer=_init_worker, initargs=(args.model, args.dtype, args.threads)
+    ) as pool:
+
         def submit_ready():
             # an m > 1 unit waits for its m = 1 sibling when that one is still to run (for its start length)
             for u in list(pending):
                 if len(running) >= args.workers:
                     break
-                sibling = next((v for v in todo if v.kind == u.kind and v.m == 1 and v.max_steps == u.max_steps
-                                and v is not u), None)
-                if u.m > 1 and sibling is not None and status.get(sibling.uid, {}).get("state") != "complete" \
-                        and (sibling in pending or sibling.uid in {r.uid for r in running.values()}):
+                sibling = next(
+                    (v for v in todo if v.kind == u.kind and v.m == 1 and v.max_steps == u.max_steps and v is not u),
+                    None,
+                )
+                if (
+                    u.m > 1
+                    and sibling is not None
+                    and status.get(sibling.uid, {}).get("state") != "complete"
+                    and (sibling in pending or sibling.uid in {r.uid for r in running.values()})
+                ):
                     continue
                 pending.remove(u)
                 status[u.uid] = {"state": "partial"}
@@ -166,8 +214,10 @@ def main(argv: list[str] | None = None) -> int:
                 status[u.uid] = {k: v for k, v in info.items() if k != "uid"}
                 print(f"[{CR.now_utc()}] {u.uid}: {info['state']} in {info['seconds']} s", flush=True)
                 if u.m == 1 and info["state"] == "complete":
-                    unit_dict = {"outcomes": CR._unit_entries(store, args.model, weights, dtype, sources[u.uid][0], u),
-                                 "layout": sources[u.uid][1]}
+                    unit_dict = {
+                        "outcomes": CR._unit_entries(store, args.model, weights, dtype, sources[u.uid][0], u),
+                        "layout": sources[u.uid][1],
+                    }
                     fit = CR.refit_unit(unit_dict)[3]
                     if fit is not None and fit.ok:
                         n50_done[(u.kind, u.max_steps)] = fit.n50

@@ -53,7 +53,9 @@ def toc_chapters() -> list[str]:
 
 def _commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+        )
         dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, timeout=10)
         return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
@@ -85,7 +87,9 @@ def _model_of(chapter: str, preset: str, params: dict) -> str:
     return "—"
 
 
-def run_chapter(stem: str, preset: str, device: str | None, overrides: dict, out: Path, timeout: int, book: Path = ROOT / "book") -> dict:
+def run_chapter(
+    stem: str, preset: str, device: str | None, overrides: dict, out: Path, timeout: int, book: Path = ROOT / "book"
+) -> dict:
     import papermill as pm
 
     src = book / f"{stem}.ipynb"
@@ -106,17 +110,24 @@ def run_chapter(stem: str, preset: str, device: str | None, overrides: dict, out
         "model": _model_of(chapter, preset, params),
         "commit": _commit(),
         "machine": f"{platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs)",
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(
-            str(src), str(dst), parameters=params, cwd=str(book), kernel_name="python3",
-            progress_bar=False, execution_timeout=timeout,
+            str(src),
+            str(dst),
+            parameters=params,
+            cwd=str(book),
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=timeout,
         )
         record["status"] = "ok"
     except pm.PapermillExecutionError as exc:
-        record.update(status="failed", cell=exc.cell_index, exec_count=exc.exec_count, error=f"{exc.ename}: {exc.evalue}")
+        record.update(
+            status="failed", cell=exc.cell_index, exec_count=exc.exec_count, error=f"{exc.ename}: {exc.evalue}"
+        )
     except Exception as exc:  # kernel died, timeout, bad notebook: still report and go on
         record.update(status="failed", cell=None, error=f"{type(exc).__name__}: {exc}")
     record["wall_s"] = round(time.perf_counter() - t0, 1)
@@ -133,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default="nano", help="smoke, nano (default) or paper")
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: the preset's)")
     parser.add_argument("--out", default=None, help="output folder (default: runs/<preset>)")
-    parser.add_argument("-p", dest="overrides", action="append", default=[], help="NAME=VALUE parameter override (JSON values)")
+    parser.add_argument(
+        "-p", dest="overrides", action="append", default=[], help="NAME=VALUE parameter override (JSON values)"
+    )
     parser.add_argument("--timeout", type=int, default=4 * 3600, help="per-cell timeout in seconds")
     parser.add_argument("--book", default=None, help="folder of notebooks (default: book/, chapters from _toc.yml)")
     args = parser.parse_args(argv)
@@ -155,7 +168,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {stem}: preset={args.preset} device={args.device or 'default'}", flush=True)
         rec = run_chapter(stem, args.preset, args.device, overrides, out, args.timeout, book)
         records.append(rec)
-        print(f"   {rec['status']} in {rec['wall_s']} s" + (f" — cell {rec.get('cell')}: {rec.get('error')}" if rec["status"] != "ok" else ""), flush=True)
+        print(
+            f"   {rec['status']} in {rec['wall_s']} s"
+            + (f" — cell {rec.get('cell')}: {rec.get('error')}" if rec["status"] != "ok" else ""),
+            flush=True,
+        )
         if rec["ignored_overrides"]:
             print(f"   note: {stem} has no parameter(s) {rec['ignored_overrides']}; not passed", flush=True)
     (out / "runs.json").write_text(json.dumps(records, indent=1, ensure_ascii=False))

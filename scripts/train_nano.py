@@ -84,8 +84,14 @@ def train_tokenizer(train_texts: list[str], vocab_size: int):
     )
     tok.train_from_iterator(train_texts, trainer=trainer)
     hf = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token=EOS, eos_token=EOS, unk_token=EOS, pad_token=PAD,
-        model_max_length=256, add_bos_token=False, add_eos_token=False,
+        tokenizer_object=tok,
+        bos_token=EOS,
+        eos_token=EOS,
+        unk_token=EOS,
+        pad_token=PAD,
+        model_max_length=256,
+        add_bos_token=False,
+        add_eos_token=False,
     )
     return hf
 
@@ -104,11 +110,21 @@ def make_model(vocab_size: int, d_model: int, n_layers: int, n_heads: int, ctx: 
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
     cfg = GPTNeoXConfig(
-        vocab_size=vocab_size, hidden_size=d_model, num_hidden_layers=n_layers, num_attention_heads=n_heads,
-        intermediate_size=4 * d_model, max_position_embeddings=ctx, hidden_act="gelu",
+        vocab_size=vocab_size,
+        hidden_size=d_model,
+        num_hidden_layers=n_layers,
+        num_attention_heads=n_heads,
+        intermediate_size=4 * d_model,
+        max_position_embeddings=ctx,
+        hidden_act="gelu",
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25},
-        use_parallel_residual=True, tie_word_embeddings=False, attention_bias=True,
-        bos_token_id=0, eos_token_id=0, pad_token_id=1, initializer_range=0.02,
+        use_parallel_residual=True,
+        tie_word_embeddings=False,
+        attention_bias=True,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=1,
+        initializer_range=0.02,
     )
     torch.manual_seed(seed)
     return GPTNeoXForCausalLM(cfg)
@@ -208,8 +224,11 @@ def main() -> None:
     tok = train_tokenizer(train_texts, args.vocab)
     train_ids = encode_docs(tok, train_texts)
     held_ids = encode_docs(tok, held_texts)
-    print(f"chapters train={len(train_texts)} heldout={len(held_texts)}; tokens train={len(train_ids)} "
-          f"heldout={len(held_ids)}; vocab={len(tok)}; prep {time.time() - t0:.1f}s", flush=True)
+    print(
+        f"chapters train={len(train_texts)} heldout={len(held_texts)}; tokens train={len(train_ids)} "
+        f"heldout={len(held_ids)}; vocab={len(tok)}; prep {time.time() - t0:.1f}s",
+        flush=True,
+    )
 
     model = make_model(len(tok), args.d_model, args.layers, args.heads, args.ctx, args.seed)
     n_params = sum(p.numel() for p in model.parameters())
@@ -218,7 +237,9 @@ def main() -> None:
     no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=args.lr, betas=(0.9, 0.95), eps=1e-8,
+        lr=args.lr,
+        betas=(0.9, 0.95),
+        eps=1e-8,
     )
     start = 0
     if args.resume and (CKPT / "ckpt.json").exists():
@@ -265,12 +286,19 @@ def main() -> None:
     tok.save_pretrained(OUT)
     (OUT / "heldout.txt").write_text("\n\n".join(held_texts) + "\n", encoding="utf-8")
     summary = {
-        "seed": args.seed, "args": vars(args), "n_params": n_params,
-        "tokens_train_stream": int(len(train_ids)), "tokens_heldout_stream": int(len(held_ids)),
+        "seed": args.seed,
+        "args": vars(args),
+        "n_params": n_params,
+        "tokens_train_stream": int(len(train_ids)),
+        "tokens_heldout_stream": int(len(held_ids)),
         "tokens_seen": int(args.steps * args.batch * args.ctx),
-        "train_seconds_last_run": round(train_seconds, 1), "resumed_from_step": start,
-        "heldout_nll_nats": nll, "heldout_ppl": math.exp(nll), "heldout_tokens_scored": n_eval,
-        "unigram_nll_nats": uni, "unigram_ppl": math.exp(uni),
+        "train_seconds_last_run": round(train_seconds, 1),
+        "resumed_from_step": start,
+        "heldout_nll_nats": nll,
+        "heldout_ppl": math.exp(nll),
+        "heldout_tokens_scored": n_eval,
+        "unigram_nll_nats": uni,
+        "unigram_ppl": math.exp(uni),
         "torch": torch.__version__,
     }
     (OUT / "train_log.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -38,8 +38,15 @@ REQUIRED = [
 
 # MathJax's big all-in-one bundles other than the one we load are not needed.
 _MATHJAX_SKIP = {
-    "tex-chtml-full-speech.js", "tex-chtml-full.js", "tex-mml-chtml.js", "tex-mml-svg.js",
-    "tex-svg-full.js", "tex-svg.js", "mml-chtml.js", "mml-svg.js", "node-main.js",
+    "tex-chtml-full-speech.js",
+    "tex-chtml-full.js",
+    "tex-mml-chtml.js",
+    "tex-mml-svg.js",
+    "tex-svg-full.js",
+    "tex-svg.js",
+    "mml-chtml.js",
+    "mml-svg.js",
+    "node-main.js",
 }
 
 

@@ -62,8 +62,12 @@ def pytest_collection_modifyitems(config, items):
         if mark is not None:
             name = mark.args[0] if mark.args else "smollm2-135m"
             if not (model_cache() / name / "config.json").exists():
-                item.add_marker(pytest.mark.skip(reason=f"realmodel: {name} not fetched (python -m accessibility_lib.fetch {name})"))
+                item.add_marker(
+                    pytest.mark.skip(reason=f"realmodel: {name} not fetched (python -m accessibility_lib.fetch {name})")
+                )
         if item.get_closest_marker("browser") is not None and not chromium:
-            item.add_marker(pytest.mark.skip(reason="browser: /usr/bin/chromium missing (scripts/setup.sh --browser installs it)"))
+            item.add_marker(
+                pytest.mark.skip(reason="browser: /usr/bin/chromium missing (scripts/setup.sh --browser installs it)")
+            )
         if item.get_closest_marker("cuda") is not None and not str(chosen).startswith("cuda"):
             item.add_marker(pytest.mark.skip(reason=f"cuda: needs --device cuda (running on {chosen})"))

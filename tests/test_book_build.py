@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,8 +23,14 @@ ROOT = Path(__file__).resolve().parent.parent
 def _build(work: Path) -> subprocess.CompletedProcess:
     jb = Path(sys.executable).with_name("jupyter-book")
     env = dict(os.environ, ACCESSIBILITY_BOOK_BUILD="1")
-    return subprocess.run([str(jb), "build", ".", "-W", "-n", "--keep-going"], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [str(jb), "build", ".", "-W", "-n", "--keep-going"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _book(work: Path, source: str) -> None:

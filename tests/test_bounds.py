@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from accessibility_lib import bounds, precision
 
-# Model facts from ../shared/reference/models_list.csv (the paper's replication repository):
+# Model facts from the models list of the paper's replication repository (accessibility_lib/data/paper/models_list.csv):
 # name: (d, |V|, r_inf = L_inf max, measured slope "Slope exp")
 MODELS = {
     "Pythia-160M": (768, 50304, 22.45, 90.4),
@@ -27,7 +27,7 @@ def _replication_slope(d: int, vocab: int, r_inf: float) -> float:
 
 
 def test_pythia160m_replication_slope():
-    # PAPER.md §6: Pythia-160M under ε = r∞·2^-11 has C = 590.09 and ratio 6.53 to the measured 90.4
+    # the authors' bound notebook: Pythia-160M under ε = r∞·2^-11 has C = 590.09 and ratio 6.53 to the measured 90.4
     d, vocab, r_inf, measured = MODELS["Pythia-160M"]
     c = _replication_slope(d, vocab, r_inf)
     assert round(c, 2) == 590.09
@@ -38,7 +38,7 @@ def test_pythia160m_replication_slope():
 
 @pytest.mark.parametrize(
     "name, ratio",
-    # PAPER.md §6: the replication notebook's ball ratios for the big Pythias
+    # the replication notebook's ball ratios for the big Pythias
     [("Pythia-1.4B", 6.02), ("Pythia-2.8B", 9.94), ("Pythia-6.9B", 11.10)],
 )
 def test_big_pythia_replication_ratios(name, ratio):
@@ -48,7 +48,7 @@ def test_big_pythia_replication_ratios(name, ratio):
 
 @pytest.mark.parametrize(
     "r_inf, eps",
-    # PAPER.md §6: r∞ and ε printed by the replication notebook for Pythia 1.4B / 2.8B / 6.9B
+    # r∞ and ε printed by the replication notebook for Pythia 1.4B / 2.8B / 6.9B
     [(59.906, 0.029251), (52.219, 0.025497), (50.969, 0.024887)],
 )
 def test_replication_eps_values(r_inf, eps):
@@ -56,8 +56,8 @@ def test_replication_eps_values(r_inf, eps):
 
 
 def test_table1_ball_row_pythia160m_matches_2_pow_17():
-    # PAPER.md §6: Table 1's ball ratio 9.24 for Pythia-160M comes out with 2r/ε = 2^17
-    # (measured slope 90.37, PAPER.md §5); 9.25 with the unrounded inputs.
+    # paper, Table 1: the ball ratio 9.24 for Pythia-160M comes out with 2r/ε = 2^17
+    # (measured slope 90.37, the paper's Fig 4 fit); 9.25 with the unrounded inputs.
     c = bounds.ball_slope(768, 1.0, 2.0 / 2**17, 50304)
     assert c / 90.37 == pytest.approx(9.24, abs=0.015)
 

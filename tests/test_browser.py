@@ -31,8 +31,13 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 MINIMAL_TOC = """format: jb-book
 root: book/intro
@@ -42,7 +47,7 @@ chapters:
   - file: book/status
   - file: book/references
 """
-BOOK_FILES = ["intro.md", "01_theory.ipynb", "presets.md", "status.md", "references.md", "references.bib", "data"]
+BOOK_FILES = ["intro.md", "01_theory.md", "presets.md", "status.md", "references.md", "references.bib"]
 
 
 def _vendor_ready() -> bool:
@@ -64,8 +69,14 @@ def site(tmp_path_factory) -> Path:
     (work / "book" / "_vendor").symlink_to(ROOT / "book" / "_vendor", target_is_directory=True)
     env = dict(os.environ, ACCESSIBILITY_BOOK_BUILD="1")
     jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run([str(jb), "build", ".", "-W", "-n", "--keep-going"], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(jb), "build", ".", "-W", "-n", "--keep-going"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     html = work / "_build" / "html"
     assert (html / "book" / "01_theory.html").is_file()
@@ -79,7 +90,9 @@ def test_built_pages_hold_no_remote_urls(site: Path) -> None:
     """
     offenders = {}
     for page in site.rglob("*.html"):
-        urls = re.findall(r"https?://[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", page.read_text(encoding="utf-8", errors="replace"))
+        urls = re.findall(
+            r"https?://[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", page.read_text(encoding="utf-8", errors="replace")
+        )
         if urls:
             offenders[str(page.relative_to(site))] = sorted(set(urls))[:5]
     assert offenders == {}
@@ -95,8 +108,14 @@ def _read(page, testid: str) -> float:
 def _params(page) -> dict:
     root = '[data-testid="bound-explorer"]'
     get = lambda name: page.get_attribute(root, f"data-{name}")  # noqa: E731
-    return {"eps": float(get("eps")), "r": float(get("r")), "d": int(get("d")),
-            "vocab_size": int(get("vocab-size")), "m": int(get("m")), "n": int(get("n"))}
+    return {
+        "eps": float(get("eps")),
+        "r": float(get("r")),
+        "d": int(get("d")),
+        "vocab_size": int(get("vocab-size")),
+        "m": int(get("m")),
+        "n": int(get("n")),
+    }
 
 
 def _shown(page, testid: str) -> float:
@@ -142,8 +161,10 @@ def test_sliders_recompute_offline(site: Path) -> None:
                     r.abort()
 
             page.route("**/*", route)
-            page.on("request", lambda req: None if req.url.split(":", 1)[0] in ("file", "data", "blob")
-                    else external.append(req.url))
+            page.on(
+                "request",
+                lambda req: None if req.url.split(":", 1)[0] in ("file", "data", "blob") else external.append(req.url),
+            )
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             missing: list[str] = []  # local files the page asked for and did not find (e.g. icon fonts)
@@ -156,8 +177,10 @@ def test_sliders_recompute_offline(site: Path) -> None:
                 slider = page.locator(f'[data-testid="slider-{name}"]')
                 lo, hi = float(slider.get_attribute("min")), float(slider.get_attribute("max"))
                 target = lo + frac * (hi - lo)
-                slider.evaluate("(el, v) => { el.value = String(v);"
-                                " el.dispatchEvent(new Event('input', {bubbles: true})); }", target)
+                slider.evaluate(
+                    "(el, v) => { el.value = String(v); el.dispatchEvent(new Event('input', {bubbles: true})); }",
+                    target,
+                )
                 after = _check_against_bounds(page)
                 assert after[name] != before[name], f"moving slider {name} did not change it"
                 changed = [k for k in ("C", "nstar", "lnFracN") if after[k] != before[k]]
@@ -192,21 +215,36 @@ def test_live_in_jupyterlab(tmp_path: Path) -> None:
     playwright = pytest.importorskip("playwright.sync_api")
     if not CHROMIUM.exists():
         pytest.fail("/usr/bin/chromium is missing: run `bash scripts/setup.sh --browser` (apt-get install chromium)")
-    nb = new_notebook(cells=[
-        new_code_cell("from accessibility_lib.widgets import BoundExplorer\nw = BoundExplorer()\nw"),
-        new_code_cell("print('KERNEL', w.d, repr(w.values()['C']))"),
-    ])
+    nb = new_notebook(
+        cells=[
+            new_code_cell("from accessibility_lib.widgets import BoundExplorer\nw = BoundExplorer()\nw"),
+            new_code_cell("print('KERNEL', w.d, repr(w.values()['C']))"),
+        ]
+    )
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "live.ipynb")
     port = _free_port()
     jupyter = Path(sys.executable).with_name("jupyter")
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
     lab = subprocess.Popen(
-        [str(jupyter), "lab", "--no-browser", "--allow-root", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-         "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-         f"--ServerApp.root_dir={tmp_path}", "--LabApp.news_url=",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        stdout=open(tmp_path / "lab.log", "w"), stderr=subprocess.STDOUT, env=env)
+        [
+            str(jupyter),
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            "--ServerApp.disable_check_xsrf=True",
+            f"--ServerApp.root_dir={tmp_path}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=open(tmp_path / "lab.log", "w"),
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     external: list[str] = []
     try:
         for _ in range(240):
@@ -230,7 +268,8 @@ def test_live_in_jupyterlab(tmp_path: Path) -> None:
                 page.wait_for_selector('[data-testid="out-C"]', timeout=90_000)
                 assert float(page.inner_text('[data-testid="out-C"]')) == pytest.approx(590.091, rel=1e-6)
                 page.locator('[data-testid="slider-d"]').evaluate(
-                    "(el) => { el.value = '2048'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+                    "(el) => { el.value = '2048'; el.dispatchEvent(new Event('input', {bubbles: true})); }"
+                )
                 expected = bounds.ball_slope(2048, 1.0, 2.0**-11, 50304)
                 assert _close4(float(page.inner_text('[data-testid="out-C"]')), expected)
                 page.wait_for_timeout(1000)  # let the new value reach the kernel

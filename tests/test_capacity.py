@@ -26,7 +26,7 @@ def test_card_from_config_file_gives_replication_slope(tmp_path):
     shape = capacity.read_shape(str(path))
     assert (shape.d_model, shape.d_vocab, shape.dtype) == (768, 50304, "float16")
     rows = {row["convention"]: row for row in capacity.capacity_card(shape)}
-    # PAPER.md §6: C = 590.09 for Pythia-160M under ε = r∞·2^-11
+    # the authors' bound notebook: C = 590.09 for Pythia-160M under ε = r∞·2^-11
     assert round(rows["replication"]["C"], 2) == 590.09
     assert rows["replication"]["2r/eps"] == 4096
     assert rows["bf16"]["C"] < rows["replication"]["C"] < rows["fp32"]["C"]
@@ -37,7 +37,10 @@ def test_card_cli_offline_from_folder_and_builtin(tmp_path):
     env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
         [sys.executable, "-m", "accessibility_lib.capacity", str(tmp_path), "EleutherAI/pythia-160m", "-m", "2"],
-        capture_output=True, text=True, env=env, timeout=60,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert out.returncode == 0, out.stderr
     replication_lines = [line for line in out.stdout.splitlines() if "replication" in line]

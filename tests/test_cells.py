@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import cells
+from accessibility_lib import cells, slices
 
 
 def _rand(V=700, d=24, N=300, seed=0):
     g = torch.Generator().manual_seed(seed)
-    W = torch.randn(V, d, generator=g, dtype=torch.float64) * torch.rand(V, 1, generator=g, dtype=torch.float64) * 3  # unequal norms
+    W = (
+        torch.randn(V, d, generator=g, dtype=torch.float64) * torch.rand(V, 1, generator=g, dtype=torch.float64) * 3
+    )  # unequal norms
     b = torch.randn(V, generator=g, dtype=torch.float64)
     x = torch.randn(N, d, generator=g, dtype=torch.float64) * 4
     return W, b, x
@@ -52,7 +54,9 @@ def test_nearest_rows_is_the_voronoi_assignment():
     assert (got != cells.argmax_tokens(x, W)).float().mean() > 0.3  # they differ a lot with unequal norms
 
 
-@pytest.mark.parametrize("wdt,pdt", [(torch.bfloat16, torch.float32), (torch.float16, torch.float64), (torch.float32, torch.bfloat16)])
+@pytest.mark.parametrize(
+    "wdt,pdt", [(torch.bfloat16, torch.float32), (torch.float16, torch.float64), (torch.float32, torch.bfloat16)]
+)
 def test_dtype_mismatch(wdt, pdt):
     W, b, x = _rand()
     Wl, xl = W.to(wdt), x.to(pdt)
@@ -84,16 +88,16 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="empty"):
         cells.argmax_tokens(x[:0], W, b)
     with pytest.raises(ValueError, match="not collinear"):
-        cells.plane_through(torch.stack([x[0], 2 * x[0], 3 * x[0]]))
+        slices.plane_through(torch.stack([x[0], 2 * x[0], 3 * x[0]]))
     with pytest.raises(ValueError, match="shape \\(3, d_model\\)"):
-        cells.plane_through(x[:4])
+        slices.plane_through(x[:4])
     with pytest.raises(ValueError, match="resolution"):
-        cells.argmax_slice(cells.plane_through(x[:3]), W, b, resolution=1)
+        slices.argmax_slice(slices.plane_through(x[:3]), W, b, resolution=1)
 
 
 def test_plane_through_anchors():
     _, _, x = _rand()
-    pl = cells.plane_through(x[:3])
+    pl = slices.plane_through(x[:3])
     assert torch.allclose(pl.basis @ pl.basis.T, torch.eye(2, dtype=torch.float64), atol=1e-12)
     back = pl.points(pl.anchors_uv)
     assert torch.allclose(back, x[:3], atol=1e-10)  # the anchors lie on the plane
@@ -102,8 +106,8 @@ def test_plane_through_anchors():
 
 def test_slice_equals_direct_argmax_on_the_grid():
     W, b, x = _rand(V=2000, d=16)
-    pl = cells.plane_through(x[:3])
-    s = cells.argmax_slice(pl, W, b, resolution=60, extent=2.0, center=(0.3, -0.2))
+    pl = slices.plane_through(x[:3])
+    s = slices.argmax_slice(pl, W, b, resolution=60, extent=2.0, center=(0.3, -0.2))
     uu, vv = np.meshgrid(s.u, s.v)
     pts = pl.points(np.stack([uu.ravel(), vv.ravel()], 1))
     direct = cells.argmax_tokens(pts, W, b).numpy().reshape(60, 60)
@@ -122,17 +126,19 @@ def test_slice_equals_direct_argmax_on_the_grid():
 def test_plane_candidates_count_cells_of_the_whole_plane():
     # three tokens whose cells in the plane are three sectors; a fourth is dominated everywhere
     coef = torch.tensor([[1.0, 0.0, 0.0], [-1.0, 1.0, 0.0], [-1.0, -1.0, 0.0], [0.0, 0.0, -1.0]], dtype=torch.float64)
-    assert cells.plane_candidates(coef).tolist() == [0, 1, 2]
+    assert slices.plane_candidates(coef).tolist() == [0, 1, 2]
 
 
 def test_pca_plane():
     g = torch.Generator().manual_seed(1)
-    X = torch.randn(500, 10, generator=g, dtype=torch.float64) * torch.tensor([5.0, 3.0] + [0.1] * 8, dtype=torch.float64)
-    pl = cells.pca_plane(X)
+    X = torch.randn(500, 10, generator=g, dtype=torch.float64) * torch.tensor(
+        [5.0, 3.0] + [0.1] * 8, dtype=torch.float64
+    )
+    pl = slices.pca_plane(X)
     assert abs(float(pl.basis[0, 0].abs())) > 0.99 and abs(float(pl.basis[1, 1].abs())) > 0.99
     assert pl.anchors_uv.shape == (500, 2)
     with pytest.raises(ValueError, match="two directions"):
-        cells.pca_plane(torch.ones(5, 10, dtype=torch.float64))
+        slices.pca_plane(torch.ones(5, 10, dtype=torch.float64))
 
 
 def test_drawing_and_static_explorer():
@@ -144,7 +150,7 @@ def test_drawing_and_static_explorer():
     from accessibility_lib import cell_plots
 
     W, b, x = _rand(V=300, d=8)
-    s = cells.argmax_slice(cells.plane_through(x[:3]), W, b, resolution=24)
+    s = slices.argmax_slice(slices.plane_through(x[:3]), W, b, resolution=24)
     ids, frac = cell_plots.top_tokens(s.tokens, 3)
     assert len(ids) == 3 and np.all(np.diff(frac) <= 0) and frac.sum() <= 1
     fig, ax = plt.subplots()

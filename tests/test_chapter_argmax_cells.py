@@ -7,18 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from accessibility_lib import models
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.slow
 def test_chapter_runs_with_smoke_preset(tmp_path, monkeypatch):
     import papermill
+
     monkeypatch.setenv("ACCESSIBILITY_BOOK_BUILD", "1")
     out = tmp_path / "out.ipynb"
-    papermill.execute_notebook(str(ROOT / "book" / "02_argmax_cells.ipynb"), str(out), parameters={"preset": "smoke"},
-                               cwd=str(ROOT / "book"), kernel_name="python3", progress_bar=False)
+    papermill.execute_notebook(
+        str(ROOT / "book" / "02_argmax_cells.ipynb"),
+        str(out),
+        parameters={"preset": "smoke"},
+        cwd=str(ROOT / "book"),
+        kernel_name="python3",
+        progress_bar=False,
+    )
     nb = json.loads(out.read_text())
     text = json.dumps(nb)
     assert "agreement with the direct 128-dimensional argmax" in text or "agreement with the direct" in text

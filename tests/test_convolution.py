@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from accessibility_lib import bounds, convolution as C
+from accessibility_lib import bounds
+from accessibility_lib import convolution as C
 
 
 @pytest.mark.parametrize(
@@ -19,7 +20,9 @@ def test_dirac_is_cor_4_6_exactly(d, ratio, vocab):
     assert C.threshold_length(log_p, log_packing) == math.floor(c) + 1
     assert C.refined_slope(log_p, log_packing) == pytest.approx(c, rel=1e-14)
     # many equal atoms are still a Dirac
-    assert C.threshold_length(np.full(vocab if vocab < 100 else 100, -math.log(vocab)), log_packing) == math.floor(c) + 1
+    assert (
+        C.threshold_length(np.full(vocab if vocab < 100 else 100, -math.log(vocab)), log_packing) == math.floor(c) + 1
+    )
     assert C.median_log_volume(log_p, 37) == -37 * math.log(vocab)
 
 

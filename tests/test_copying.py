@@ -8,20 +8,33 @@ import pytest
 import torch
 
 from accessibility_lib import copying as C
+from accessibility_lib import copying_model as CM
 from accessibility_lib.results import ResultStore
 
 # A tiny config that learns to copy strings of length <= 6 over 8 symbols in ~1000 steps (6-25 s on a
 # loaded 2-core machine, one thread).
-TINY = dict(alphabet_size=8, d_model=32, n_layers=2, n_heads=2, context=64, train_max_len=6, batch_size=32,
-            lr=3e-3, warmup_steps=30, max_steps=2000, check_every=25, check_strings=128)
+TINY = dict(
+    alphabet_size=8,
+    d_model=32,
+    n_layers=2,
+    n_heads=2,
+    context=64,
+    train_max_len=6,
+    batch_size=32,
+    lr=3e-3,
+    warmup_steps=30,
+    max_steps=2000,
+    check_every=25,
+    check_strings=128,
+)
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     torch.set_num_threads(1)
     store = ResultStore(tmp_path_factory.mktemp("copy_store"))
-    cfg = C.TrainConfig(**TINY)
-    model, info = C.train_copying(cfg, store=store, show_progress=False)
+    cfg = CM.TrainConfig(**TINY)
+    model, info = CM.train_copying(cfg, store=store, show_progress=False)
     return cfg, store, model, info
 
 
@@ -61,8 +74,9 @@ def test_tiny_model_learns_to_copy(trained):
     cfg, _, model, info = trained
     assert info["reached"] and info["steps"] < cfg.max_steps
     assert info["loss"][-1] < 0.5 * info["loss"][0]
-    res = C.evaluate_copying(model, C.CopyTask(cfg.alphabet_size), [cfg.train_max_len], n_strings=50,
-                             show_progress=False)
+    res = C.evaluate_copying(
+        model, C.CopyTask(cfg.alphabet_size), [cfg.train_max_len], n_strings=50, show_progress=False
+    )
     assert res["exact_rate"][0] == 1.0 and res["char_acc"][0] == 1.0
     assert res["ci_low"][0] > 0.9 and res["ci_high"][0] == 1.0
 
@@ -82,7 +96,7 @@ def test_batched_eval_equals_one_at_a_time(trained):
 
 def test_cache_hit_returns_same_model(trained):
     cfg, store, model, info = trained
-    again, info2 = C.train_copying(cfg, store=store, show_progress=False)
+    again, info2 = CM.train_copying(cfg, store=store, show_progress=False)
     assert info2["cached"] and info2["steps"] == info["steps"]
     np.testing.assert_array_equal(info2["loss"], info["loss"])
     ids = C.encode_batch(C.CopyTask(cfg.alphabet_size), [np.array([1, 2, 3])])["input_ids"]
@@ -90,41 +104,50 @@ def test_cache_hit_returns_same_model(trained):
 
 
 def test_cache_key_changes_with_every_hyperparameter():
-    base = C.TrainConfig(**TINY)
+    base = CM.TrainConfig(**TINY)
     store = ResultStore("/nonexistent")
     paths = {store._path("copying_train", base.key())}
-    for field in dataclasses.fields(C.TrainConfig):
+    for field in dataclasses.fields(CM.TrainConfig):
         value = getattr(base, field.name)
-        new = {"base": "nano", "lr": value * 2, "weight_decay": 0.1, "grad_clip": value * 2,
-               "n_heads": value * 2}.get(field.name, None)
+        new = {"base": "nano", "lr": value * 2, "weight_decay": 0.1, "grad_clip": value * 2, "n_heads": value * 2}.get(
+            field.name, None
+        )
         if new is None:
             new = value + 1 if field.name not in ("train_max_len", "context") else value + 2
         if field.name == "d_model":
             new = value + 2
         changed = dataclasses.replace(base, **{field.name: new})
         paths.add(store._path("copying_train", changed.key()))
-    assert len(paths) == len(dataclasses.fields(C.TrainConfig)) + 1
+    assert len(paths) == len(dataclasses.fields(CM.TrainConfig)) + 1
 
 
 def test_pretrained_model_cut_to_task(tmp_path):
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
     torch.manual_seed(0)
-    base = GPTNeoXForCausalLM(GPTNeoXConfig(vocab_size=100, hidden_size=16, num_hidden_layers=1,
-                                            num_attention_heads=2, intermediate_size=32, max_position_embeddings=64))
+    base = GPTNeoXForCausalLM(
+        GPTNeoXConfig(
+            vocab_size=100,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=64,
+        )
+    )
     emb_before = base.get_input_embeddings().weight.detach().clone()
     folder = tmp_path / "tiny"
     base.save_pretrained(folder)
-    cfg = C.TrainConfig(**{**TINY, "base": str(folder), "max_steps": 3})
-    model, info = C.train_copying(cfg, store=ResultStore(tmp_path / "store"), show_progress=False)
+    cfg = CM.TrainConfig(**{**TINY, "base": str(folder), "max_steps": 3})
+    model, info = CM.train_copying(cfg, store=ResultStore(tmp_path / "store"), show_progress=False)
     assert info["steps"] == 3 and model.config.vocab_size == 12
     assert all(p.requires_grad for p in model.parameters())  # the whole model is fine-tuned, not just the cut rows
     body = dict(model.named_parameters())["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"]
     assert not torch.equal(body, dict(base.named_parameters())["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"])
     assert model(input_ids=torch.tensor([[8, 1, 9]])).logits.shape == (1, 3, 12)
-    model2 = C.build_task_model(cfg, base_model=GPTNeoXForCausalLM.from_pretrained(folder))
+    model2 = CM.build_task_model(cfg, base_model=GPTNeoXForCausalLM.from_pretrained(folder))
     torch.testing.assert_close(model2.get_input_embeddings().weight, emb_before[:12])
-    again, info2 = C.train_copying(cfg, store=ResultStore(tmp_path / "store"), show_progress=False)
+    again, info2 = CM.train_copying(cfg, store=ResultStore(tmp_path / "store"), show_progress=False)
     assert info2["cached"]
     torch.testing.assert_close(again.get_output_embeddings().weight, model.get_output_embeddings().weight)
 
@@ -132,9 +155,17 @@ def test_pretrained_model_cut_to_task(tmp_path):
 def test_cut_keeps_tied_weights_tied():
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
-    model = GPTNeoXForCausalLM(GPTNeoXConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                             intermediate_size=32, tie_word_embeddings=True))
-    C.cut_vocabulary(model, list(range(10, 22)))
+    model = GPTNeoXForCausalLM(
+        GPTNeoXConfig(
+            vocab_size=50,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            tie_word_embeddings=True,
+        )
+    )
+    CM.cut_vocabulary(model, list(range(10, 22)))
     assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
     assert model(input_ids=torch.tensor([[0, 11]])).logits.shape == (1, 2, 12)
 
@@ -156,10 +187,10 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="alphabet_size"):
         C.CopyTask(1)
     with pytest.raises(ValueError, match="alphabet_size"):
-        C.TrainConfig(alphabet_size=1)
+        CM.TrainConfig(alphabet_size=1)
     with pytest.raises(ValueError, match="exceeds the context"):
-        C.TrainConfig(context=32, train_max_len=15)
-    model = C.build_task_model(C.TrainConfig(**TINY))
+        CM.TrainConfig(context=32, train_max_len=15)
+    model = CM.build_task_model(CM.TrainConfig(**TINY))
     task = C.CopyTask(8)
     with pytest.raises(ValueError, match="non-empty"):
         C.evaluate_copying(model, task, [], show_progress=False)
@@ -180,7 +211,7 @@ def test_nano_shape_from_scratch_matches_nano_config():
     import accessibility_lib
 
     nano = json.loads((Path(accessibility_lib.__file__).parent / "data" / "nano" / "config.json").read_text())
-    model = C.build_task_model(C.TrainConfig(base="nano-shape", context=64, train_max_len=8))
+    model = CM.build_task_model(CM.TrainConfig(base="nano-shape", context=64, train_max_len=8))
     assert model.config.hidden_size == nano["hidden_size"]
     assert model.config.num_hidden_layers == nano["num_hidden_layers"]
     assert model.get_input_embeddings().weight.shape == (30, nano["hidden_size"])

@@ -11,7 +11,9 @@ import pytest
 import torch
 import transformers
 
-from accessibility_lib.cramming import cram, find_n50, greedy_decode, locate_n50
+from accessibility_lib.cramming import cram
+from accessibility_lib.decoding import greedy_decode, recompute_argmax
+from accessibility_lib.n50 import find_n50, locate_n50
 from accessibility_lib.fitting import logistic
 from accessibility_lib.models import wrap_model
 from accessibility_lib.results import ResultStore
@@ -24,8 +26,13 @@ FAST = dict(max_steps=150, lr=0.05, patience=60)
 def _tiny(seed=0, vocab=64, d=32, ctx=64):
     torch.manual_seed(seed)
     cfg = transformers.GPTNeoXConfig(
-        vocab_size=vocab, hidden_size=d, num_hidden_layers=2, num_attention_heads=4, intermediate_size=4 * d,
-        max_position_embeddings=ctx, initializer_range=0.3,  # large init: outputs far from uniform
+        vocab_size=vocab,
+        hidden_size=d,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=4 * d,
+        max_position_embeddings=ctx,
+        initializer_range=0.3,  # large init: outputs far from uniform
     )
     return wrap_model(transformers.GPTNeoXForCausalLM(cfg), verify=False)
 
@@ -57,10 +64,13 @@ def test_nano_short_natural_target_crammed_and_generate_reproduces_it(nano):
     assert res.success[0], (res.best_accuracy, res.final_loss)
     assert res.steps[0] > 0  # the initial prompt did not already produce it
     out = nano.model.generate(
-        inputs_embeds=res.prompts[:1], attention_mask=torch.ones(1, 1, dtype=torch.long),
-        max_new_tokens=len(target), do_sample=False, pad_token_id=1,
+        inputs_embeds=res.prompts[:1],
+        attention_mask=torch.ones(1, 1, dtype=torch.long),
+        max_new_tokens=len(target),
+        do_sample=False,
+        pad_token_id=1,
     )
-    assert out[0, -len(target):].tolist() == target  # independent decoding path (HF generate)
+    assert out[0, -len(target) :].tolist() == target  # independent decoding path (HF generate)
 
 
 def test_nano_target_far_beyond_the_bound_is_not_crammed(nano):
@@ -87,9 +97,14 @@ def test_crams_short_targets_and_greedy_decoding_reproduces_them(tiny):
     dec = greedy_decode(tiny, res.prompts[:3], 5)
     for i in range(3):
         assert dec[i, : len(targets[i])].tolist() == targets[i]
-        out = tiny.model.generate(inputs_embeds=res.prompts[i : i + 1], attention_mask=torch.ones(1, 2, dtype=torch.long),
-                                  max_new_tokens=len(targets[i]), do_sample=False, pad_token_id=0)
-        assert out[0, -len(targets[i]):].tolist() == targets[i]
+        out = tiny.model.generate(
+            inputs_embeds=res.prompts[i : i + 1],
+            attention_mask=torch.ones(1, 2, dtype=torch.long),
+            max_new_tokens=len(targets[i]),
+            do_sample=False,
+            pad_token_id=0,
+        )
+        assert out[0, -len(targets[i]) :].tolist() == targets[i]
     assert res.best_accuracy[3] < 1.0 and np.isfinite(res.final_loss).all()
     assert res.prompts.shape == (4, 2, 32) and res.prompts.dtype == torch.float32
 
@@ -101,9 +116,14 @@ def test_prefix_tokens_before_the_prompt(tiny):
     pre = tiny.embed(torch.tensor([[7]]))  # (1, 1, d)
     for i, t in enumerate(targets):
         x = torch.cat([pre, res.prompts[i : i + 1]], 1)  # the prefix, then the m soft vectors
-        out = tiny.model.generate(inputs_embeds=x, attention_mask=torch.ones(1, 3, dtype=torch.long),
-                                  max_new_tokens=len(t), do_sample=False, pad_token_id=0)
-        assert out[0, -len(t):].tolist() == t
+        out = tiny.model.generate(
+            inputs_embeds=x,
+            attention_mask=torch.ones(1, 3, dtype=torch.long),
+            max_new_tokens=len(t),
+            do_sample=False,
+            pad_token_id=0,
+        )
+        assert out[0, -len(t) :].tolist() == t
     with pytest.raises(ValueError, match="prefix_ids"):
         cram(tiny, targets, 1, prefix_ids=[64])
 
@@ -142,7 +162,9 @@ def test_fp16_model_is_refused():
     [
         ([[1, 2]], 0, {}, "m must be"),
         ([], 1, {}, "at least one target"),
-        ([[1, 2], []], 1, {}, r"target_ids\[1\] is empty"),
+        ([[1, 2], []], 1, {}, r"target_ids\[1\] has 0 tokens"),
+        ([[1, 2], [3]], 1, {"n_given": 1}, r"target_ids\[1\] has 1 tokens"),
+        ([[1, 2]], 1, {"weight_decay": -0.1}, "weight_decay"),
         ([[1, 64]], 1, {}, "outside"),
         ([list(range(60)) + [1, 2, 3, 4, 5]], 1, {}, "context"),
         ([[1] * 60], 6, {}, "context"),
@@ -165,7 +187,7 @@ def test_find_n50_bad_inputs(tiny):
         find_n50(tiny, src, 1, 0)
     with pytest.raises(ValueError, match="lr"):
         find_n50(tiny, src, 1, 2, lr=0)
-    with pytest.raises(ValueError, match="source must be a callable"):
+    with pytest.raises(ValueError, match="source must be a TargetSource or a callable"):
         find_n50(tiny, "natural", 1, 2)
 
 
@@ -218,4 +240,64 @@ def test_locate_n50_on_a_known_curve_needs_few_runs():
 
 def test_locate_n50_flags_a_curve_that_never_drops():
     res = locate_n50(lambda n, c: (1.0, c, 0), 4, 64, n_trials=1)
-    assert not res.fit.ok and np.isnan(res.n50) and res.fit.bound == (">", 64.0)
+    assert not res.fit.ok and np.isnan(res.n50) and res.fit.bound == (">=", 64.0) and not res.bracketed
+
+
+def test_locate_n50_brackets_from_both_sides_before_reporting():
+    # rate exactly 1/2 at the start and 0 above: the crossing is not bracketed until a length with
+    # rate > 1/2 is seen below, so the search must go down (here to n = 1, where the rate is 1)
+    rates = {1: 1.0, 2: 0.5, 3: 0.0, 4: 0.0}
+    asked = []
+
+    def evaluate(n, count):
+        asked.append(n)
+        return rates.get(n, 0.0), count, 0
+
+    res = locate_n50(evaluate, 2, 64, n_trials=10, n_probe=10, n_around=0)
+    assert 1 in asked and res.bracketed and res.bracket == (1, 4)
+    assert res.fit.ok and 1.0 < res.n50 < 3.0
+
+
+def test_locate_n50_one_sided_when_even_the_shortest_fails():
+    res = locate_n50(lambda n, c: (0.5 if n == 2 else 0.0, c, 0), 2, 64, n_trials=10, n_probe=10, n_min=2)
+    assert not res.bracketed and not res.fit.ok and res.fit.bound == ("<=", 2.0)
+
+
+def test_given_first_token_is_not_generated(tiny):
+    # the authors' layout: [Y, t_1] given, t_2 .. t_n generated; greedy decoding continues after t_1
+    targets = _rand_targets([3, 4], seed=11)
+    res = cram(tiny, targets, 2, seed=0, n_given=1, **FAST)
+    assert res.success.all()
+    for i, t in enumerate(targets):
+        dec = greedy_decode(tiny, res.prompts[i : i + 1], len(t) - 1, given_ids=torch.tensor([t[:1]]))
+        assert dec[0].tolist() == t[1:]
+        x = torch.cat([res.prompts[i : i + 1], tiny.embed(torch.tensor([t[:1]]))], 1)  # memory, then t_1
+        out = tiny.model.generate(inputs_embeds=x, attention_mask=torch.ones(1, 3, dtype=torch.long),
+                                  max_new_tokens=len(t) - 1, do_sample=False, pad_token_id=0)
+        assert out[0, -(len(t) - 1) :].tolist() == t[1:]  # an independent decoding path (HF generate)
+        assert recompute_argmax(tiny, res.prompts[i : i + 1], torch.tensor([t]), n_given=1)[0].tolist() == t[1:]
+    rec = res.record(0)
+    assert rec["decode_disagreements"] == 0 and "kv-cache" in rec["decode_path"]
+
+
+def test_weight_decay_shrinks_a_prompt_that_cannot_be_crammed(tiny):
+    t = _rand_targets([40], seed=3)
+    a = cram(tiny, t, 1, seed=0, max_steps=30, lr=0.05, patience=30)
+    b = cram(tiny, t, 1, seed=0, max_steps=30, lr=0.05, patience=30, weight_decay=5.0)
+    assert not a.success[0] and not b.success[0]
+    assert float(b.prompts.norm()) < float(a.prompts.norm())
+
+
+def test_find_n50_with_a_target_source_keys_its_layout(tmp_path):
+    from accessibility_lib.models import load_model
+    from accessibility_lib.targets import target_source
+
+    nano = load_model("nano")
+    store = ResultStore(tmp_path)
+    src = target_source(nano, "random_tokens", "replication", seed=0)
+    res = find_n50(nano, src, 1, 3, store=store, model_name="nano", n_start=3, n_probe=3, n_around=0,
+                   show_progress=False, max_steps=5, patience=5)
+    keys = [k for k, _ in store.entries("cramming")]
+    assert keys and all(k["layout"]["convention"] == "replication" and k["layout"]["n_given"] == 1 for k in keys)
+    assert min(res.lengths) >= 2  # one given token: a target needs at least two
+    assert len(res.outcomes) == int(res.trials.sum())

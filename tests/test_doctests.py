@@ -5,7 +5,14 @@ import importlib
 
 import pytest
 
-MODULES = ["accessibility_lib.bounds", "accessibility_lib.precision", "accessibility_lib.results", "accessibility_lib.geometry", "accessibility_lib.convolution", "accessibility_lib.text"]
+MODULES = [
+    "accessibility_lib.bounds",
+    "accessibility_lib.precision",
+    "accessibility_lib.results",
+    "accessibility_lib.geometry",
+    "accessibility_lib.convolution",
+    "accessibility_lib.text",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -24,7 +24,11 @@ class _Handle:
 
     def __init__(self, dtype=torch.float32):
         cfg = transformers.GPTNeoXConfig(
-            vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+            vocab_size=64,
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=32,
             max_position_embeddings=32,
         )
         torch.manual_seed(0)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import bounds, geometry as G
+from accessibility_lib import bounds
+from accessibility_lib import geometry as G
 
 
 def _gen(seed=0):
@@ -41,7 +42,9 @@ def test_fit_on_ball_recovers_radius_and_zero_mean_cosine():
 
 def test_anisotropic_gaussian_box_and_ellipsoid():
     scales = torch.tensor([0.1, 1.0, 10.0], dtype=torch.float64)
-    x = torch.randn(20000, 3, generator=_gen(2), dtype=torch.float64) * scales + torch.tensor([5.0, 0.0, -3.0], dtype=torch.float64)
+    x = torch.randn(20000, 3, generator=_gen(2), dtype=torch.float64) * scales + torch.tensor(
+        [5.0, 0.0, -3.0], dtype=torch.float64
+    )
     box = G.fit_box(x)
     half = (box.hi - box.lo) / 2
     ratio = half / scales
@@ -71,8 +74,12 @@ def test_cone_encloses_samples_and_paper_angle_can_be_smaller():
     cos = (x / x.norm(dim=1, keepdim=True)) @ fit.axis
     assert (torch.arccos(cos.clamp(-1, 1)) <= fit.half_angle + 1e-12).all()  # encloses every sample
     assert 0.35 < fit.half_angle < 0.45  # the fitted axis is off by a little, so α is close to 0.4
-    assert paper_alpha <= fit.half_angle + 1e-9  # the paper's ½·max pairwise angle never exceeds the enclosing angle here
-    assert fit.log_volume() == pytest.approx(G.log_unit_ball_volume(6) + 6 * math.log(fit.r) + bounds.cone_log_fraction(6, fit.half_angle))
+    assert (
+        paper_alpha <= fit.half_angle + 1e-9
+    )  # the paper's ½·max pairwise angle never exceeds the enclosing angle here
+    assert fit.log_volume() == pytest.approx(
+        G.log_unit_ball_volume(6) + 6 * math.log(fit.r) + bounds.cone_log_fraction(6, fit.half_angle)
+    )
 
 
 def test_cone_sampling_high_dimension_no_underflow():

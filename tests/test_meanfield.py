@@ -152,7 +152,9 @@ def test_mean_field_log_accessible_fraction():
     # tiny case: d = 1, 2r/ε = 4, q = 1 -> ln #acc = 5·(1 + ln 5) ≈ 13.05 nats; |V| = 30
     log_count = 5 * (1 + math.log(5))
     assert bounds.mean_field_log_accessible_fraction(1, 1.0, 0.5, 30, 2) == 0.0
-    assert bounds.mean_field_log_accessible_fraction(1, 1.0, 0.5, 30, 10) == pytest.approx(log_count - 10 * math.log(30))
+    assert bounds.mean_field_log_accessible_fraction(1, 1.0, 0.5, 30, 10) == pytest.approx(
+        log_count - 10 * math.log(30)
+    )
     fr = [bounds.mean_field_log_accessible_fraction(d, 1.0, 2.0**-11, 30, 10**6) for d in (1, 10, 1000, 100_000)]
     assert all(math.isfinite(f) and f <= 0 for f in fr)
     assert fr[-1] == 0.0  # real widths: the bound is vacuous for every representable n
@@ -216,13 +218,20 @@ def test_bad_model_and_prompt_inputs(model):
         neox_forward(torch.nn.Linear(2, 2), torch.zeros(1, 2, 2))
     import transformers
 
-    llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(vocab_size=11, hidden_size=8, intermediate_size=16,
-                                                                   num_hidden_layers=1, num_attention_heads=2))
+    llama = transformers.LlamaForCausalLM(
+        transformers.LlamaConfig(
+            vocab_size=11, hidden_size=8, intermediate_size=16, num_hidden_layers=1, num_attention_heads=2
+        )
+    )
     with pytest.raises(ValueError, match="GPT-NeoX"):
         neox_forward(llama, torch.zeros(1, 2, 8))
     with pytest.raises(ValueError, match="GPT-NeoX"):
         positionfree.make_forward(llama, "causal, no positions")
-    assert positionfree.make_forward(llama, "shipped (causal + rotary)")(torch.zeros(1, 3, 8)).logits.shape == (1, 1, 11)
+    assert positionfree.make_forward(llama, "shipped (causal + rotary)")(torch.zeros(1, 3, 8)).logits.shape == (
+        1,
+        1,
+        11,
+    )
     with pytest.raises(ValueError, match="case must be"):
         positionfree.make_forward(model, "rotary only")
     f = positionfree.make_forward(model, "no mask, no positions")

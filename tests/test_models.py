@@ -3,15 +3,13 @@ supported architecture, padding, dtypes, loading from folders and clear errors; 
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pytest
 import torch
 import transformers as tf
 
-from accessibility_lib import cells, models
+from accessibility_lib import cells
 from accessibility_lib.models import CorruptWeightsError, ModelNotAvailableError, load_model, wrap_model
 
 V, D = 96, 32
@@ -21,17 +19,41 @@ def _tiny(arch: str, **extra):
     """A tiny random-weight causal LM of a real architecture, built from a config (no download)."""
     common = dict(vocab_size=V, max_position_embeddings=64, initializer_range=0.2)
     if arch == "gpt_neox":
-        cfg = tf.GPTNeoXConfig(hidden_size=D, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, **common)
+        cfg = tf.GPTNeoXConfig(
+            hidden_size=D, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, **common
+        )
         cls = tf.GPTNeoXForCausalLM
     elif arch == "llama":
-        cfg = tf.LlamaConfig(hidden_size=D, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, **common)
+        cfg = tf.LlamaConfig(
+            hidden_size=D,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            **common,
+        )
         cls = tf.LlamaForCausalLM
     elif arch == "qwen2":
-        cfg = tf.Qwen2Config(hidden_size=D, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, **common)
+        cfg = tf.Qwen2Config(
+            hidden_size=D,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            **common,
+        )
         cls = tf.Qwen2ForCausalLM
     elif arch == "gemma3":
         cfg = tf.Gemma3TextConfig(
-            hidden_size=D, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, head_dim=8, sliding_window=4, **common, **extra
+            hidden_size=D,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            head_dim=8,
+            sliding_window=4,
+            **common,
+            **extra,
         )
         cls = tf.Gemma3ForCausalLM
     elif arch == "gpt2":
@@ -77,7 +99,9 @@ def test_argmax_is_the_greedy_next_token(handle):
     h = handle.final_embeddings(IDS)
     ids = cells.argmax_tokens(h, handle.W_U, handle.b_U)
     with torch.no_grad():
-        greedy = handle.model.generate(IDS, attention_mask=torch.ones_like(IDS), max_new_tokens=1, do_sample=False, pad_token_id=0)[:, -1]
+        greedy = handle.model.generate(
+            IDS, attention_mask=torch.ones_like(IDS), max_new_tokens=1, do_sample=False, pad_token_id=0
+        )[:, -1]
     assert torch.equal(ids, greedy)
 
 
@@ -111,7 +135,9 @@ def test_inputs_embeds_of_another_dtype(handle):
 def test_gemma_embed_includes_sqrt_d_scaling():
     h = wrap_model(_tiny("gemma3"))
     raw = h.model.get_input_embeddings().weight[IDS[0]]
-    assert torch.allclose(h.embed(IDS[:1])[0], raw * D**0.5, rtol=1e-3)  # Gemma scales by sqrt(d) (in the embedding dtype)
+    assert torch.allclose(
+        h.embed(IDS[:1])[0], raw * D**0.5, rtol=1e-3
+    )  # Gemma scales by sqrt(d) (in the embedding dtype)
 
 
 def test_gemma_softcap_parity_is_with_pre_cap_logits():
@@ -152,7 +178,8 @@ def test_bad_calls(handle):
 
 
 def _tokenizer():
-    from tokenizers import Tokenizer, models as tkm, pre_tokenizers
+    from tokenizers import Tokenizer, pre_tokenizers
+    from tokenizers import models as tkm
 
     vocab = {f"w{i}": i for i in range(V)}
     vocab["<unk>"] = 0
@@ -257,7 +284,13 @@ def test_smollm2_parity_and_greedy_continuation():
     assert float((z - ref).abs().max() / ref.abs().max()) < 1e-5
     assert torch.equal(cells.argmax_tokens(emb, h.W_U, h.b_U), ref.argmax(1))
     prompt = h.tokenizer(SMOL_PROMPT, return_tensors="pt")["input_ids"]
-    out = h.model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8, do_sample=False, pad_token_id=h.tokenizer.pad_token_id)
+    out = h.model.generate(
+        prompt,
+        attention_mask=torch.ones_like(prompt),
+        max_new_tokens=8,
+        do_sample=False,
+        pad_token_id=h.tokenizer.pad_token_id,
+    )
     cont = out[0, prompt.shape[1] :].tolist()
     assert cont == SMOL_GREEDY, (cont, h.tokenizer.decode(cont))
 
@@ -281,6 +314,12 @@ def test_gemma3_parity_left_padding_and_greedy_continuation():
     raw = h.model.get_input_embeddings().weight[ids[0]]
     assert torch.allclose(h.embed(ids[:1])[0], raw * h.d_model**0.5, rtol=1e-3)  # sqrt(d) scaling included
     prompt = h.tokenizer(SMOL_PROMPT, return_tensors="pt")["input_ids"]
-    out = h.model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8, do_sample=False, pad_token_id=h.tokenizer.pad_token_id)
+    out = h.model.generate(
+        prompt,
+        attention_mask=torch.ones_like(prompt),
+        max_new_tokens=8,
+        do_sample=False,
+        pad_token_id=h.tokenizer.pad_token_id,
+    )
     cont = out[0, prompt.shape[1] :].tolist()
     assert cont == GEMMA_GREEDY, (cont, h.tokenizer.decode(cont))

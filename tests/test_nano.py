@@ -35,8 +35,15 @@ def nano():
 
 
 def test_files_and_sizes():
-    for name in ["config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
-                 "heldout.txt", "MODEL_CARD.md", "train_log.json"]:
+    for name in [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "heldout.txt",
+        "MODEL_CARD.md",
+        "train_log.json",
+    ]:
         assert (NANO / name).is_file(), name
     assert (NANO / "model.safetensors").stat().st_size <= 10 * 2**20
     cfg = json.loads((NANO / "config.json").read_text())
@@ -93,4 +100,4 @@ def test_greedy_continuation_is_recorded(nano):
     x = tok(PROMPT, return_tensors="pt")["input_ids"]
     with torch.no_grad():
         out = model.generate(x, max_new_tokens=len(GREEDY_IDS), do_sample=False, pad_token_id=tok.pad_token_id)
-    assert out[0, x.shape[1]:].tolist() == GREEDY_IDS, tok.decode(out[0])
+    assert out[0, x.shape[1] :].tolist() == GREEDY_IDS, tok.decode(out[0])

@@ -43,14 +43,34 @@ def test_chapter_smoke_papermill_then_nbval(stem, tmp_path):
     out = ROOT / "book" / f".nbval_{stem}_{os.getpid()}.ipynb"
     try:
         pm.execute_notebook(
-            str(ROOT / "book" / f"{stem}.ipynb"), str(out), parameters={"preset": "smoke"},
-            cwd=str(ROOT / "book"), kernel_name="python3", progress_bar=False, execution_timeout=600,
+            str(ROOT / "book" / f"{stem}.ipynb"),
+            str(out),
+            parameters={"preset": "smoke"},
+            cwd=str(ROOT / "book"),
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=600,
         )
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
-             "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
-             "--nbval-current-env", "--rootdir", str(tmp_path), str(out)],
-            cwd=str(ROOT / "book"), capture_output=True, text=True, timeout=900,
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--nbval-lax",
+                "--nbval-sanitize-with",
+                str(ROOT / "tests" / "nbval_sanitize.cfg"),
+                "--nbval-current-env",
+                "--rootdir",
+                str(tmp_path),
+                str(out),
+            ],
+            cwd=str(ROOT / "book"),
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
     finally:
         out.unlink(missing_ok=True)

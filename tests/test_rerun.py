@@ -27,9 +27,23 @@ def test_rerun_continues_past_failure_and_reports_cell(tmp_path):
     _notebook(book / "03_good.ipynb", "print('third', x)")
     out = tmp_path / "runs"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "rerun.py"), "--book", str(book), "--out", str(out),
-         "--preset", "smoke", "-p", "scale=21", "-p", "nonexistent=3"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "rerun.py"),
+            "--book",
+            str(book),
+            "--out",
+            str(out),
+            "--preset",
+            "smoke",
+            "-p",
+            "scale=21",
+            "-p",
+            "nonexistent=3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     records = {r["chapter"]: r for r in json.loads((out / "runs.json").read_text())}

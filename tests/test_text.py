@@ -74,8 +74,12 @@ def test_natural_any_tokenizer(tmp_path):
     raw = Tokenizer(models.BPE())
     raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     raw.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>"], show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=["<s>"],
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     raw.train_from_iterator(["In the beginning God created the heaven and the earth."], trainer=trainer)
     other = PreTrainedTokenizerFast(tokenizer_object=raw, bos_token="<s>")
     x = T.natural_targets(other, 30, 2, seed=0)
@@ -85,8 +89,13 @@ def test_natural_any_tokenizer(tmp_path):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(n_tokens=0, count=1), dict(n_tokens=5, count=0), dict(n_tokens=5, count=1, seed=-1),
-     dict(n_tokens=2.0, count=1), dict(n_tokens=5, count=1, source="gutenberg")],
+    [
+        dict(n_tokens=0, count=1),
+        dict(n_tokens=5, count=0),
+        dict(n_tokens=5, count=1, seed=-1),
+        dict(n_tokens=2.0, count=1),
+        dict(n_tokens=5, count=1, source="gutenberg"),
+    ],
 )
 def test_natural_bad_inputs(tok, kwargs):
     with pytest.raises(ValueError):
@@ -139,8 +148,15 @@ def test_random_is_uniform_over_allowed():
 
 @pytest.mark.parametrize(
     "args, kwargs",
-    [((0, 5, 1), {}), ((10, 0, 1), {}), ((10, 5, 0), {}), ((10, 5, 1), dict(seed=-2)),
-     ((10, 5, 1), dict(d_vocab=0)), (("vocab", 5, 1), {}), ((True, 5, 1), {})],
+    [
+        ((0, 5, 1), {}),
+        ((10, 0, 1), {}),
+        ((10, 5, 0), {}),
+        ((10, 5, 1), dict(seed=-2)),
+        ((10, 5, 1), dict(d_vocab=0)),
+        (("vocab", 5, 1), {}),
+        ((True, 5, 1), {}),
+    ],
 )
 def test_random_bad_inputs(args, kwargs):
     with pytest.raises(ValueError):

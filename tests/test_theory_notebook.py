@@ -36,12 +36,16 @@ def test_committed_without_outputs_and_one_parameters_cell() -> None:
 
 
 def test_papermill_with_a_non_default_eps_convention(tmp_path: Path) -> None:
-    """2r/ε = 2^17 (``table1_pythia``) reproduces Table 1's 9.24 for Pythia-160M (PAPER.md §6)."""
+    """2r/ε = 2^17 (``table1_pythia``) reproduces Table 1's 9.24 for Pythia-160M (paper, Table 1)."""
     papermill = pytest.importorskip("papermill")
     out = tmp_path / "theory.ipynb"
     papermill.execute_notebook(
-        str(NOTEBOOK), str(out), parameters={"preset": "smoke", "eps_convention": "table1_pythia"},
-        cwd=str(NOTEBOOK.parent), kernel_name="python3", progress_bar=False,
+        str(NOTEBOOK),
+        str(out),
+        parameters={"preset": "smoke", "eps_convention": "table1_pythia"},
+        cwd=str(NOTEBOOK.parent),
+        kernel_name="python3",
+        progress_bar=False,
     )
     nb = nbformat.read(out, as_version=4)
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
@@ -59,22 +63,36 @@ def test_nbval_lax() -> None:
     """The notebook executes cell by cell under nbval (outputs not compared: committed without outputs)."""
     pytest.importorskip("nbval")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval-lax", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
-         "-o", "addopts=", str(NOTEBOOK)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval-lax",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(ROOT),
+            "-o",
+            "addopts=",
+            str(NOTEBOOK),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and "failed" not in proc.stdout
 
 
-def test_models_data_file_matches_source_columns() -> None:
-    """book/data/models_list.csv holds the ten models with the columns the chapter reads."""
-    import csv
+def test_paper_models_match_their_source() -> None:
+    """accessibility_lib.paper reads the authors' models list: ten models, typed fields."""
+    from accessibility_lib import paper
 
-    with open(ROOT / "book" / "data" / "models_list.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
-    assert len(rows) == 10
-    assert {"Input hidden size", "Vocabulary size", "L_inf (max)", "Slope exp"} <= set(rows[0])
-    pythia = next(r for r in rows if r["Model name"] == "Pythia-160M")
-    assert (pythia["Input hidden size"], pythia["Vocabulary size"], pythia["Slope exp"]) == ("768", "50304", "90.4")
-    assert json.loads(json.dumps(rows))  # plain strings only
+    ms = paper.models()
+    assert len(ms) == 10
+    # the authors' models_list.csv, Pythia-160M row: d 768, |V| 50304, L_inf 22.45, slope 90.4
+    pm = ms["Pythia-160M"]
+    assert (pm.d_model, pm.d_vocab, pm.r_inf, pm.slope_natural) == (768, 50304, 22.45, 90.4)
+    assert ms["Gemma-3-270m"].kuratov_capacity is None and ms["Pythia-160M"].kuratov_capacity == 787

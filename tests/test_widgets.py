@@ -63,9 +63,17 @@ def test_mean_field_explorer_defaults() -> None:
 
 @pytest.mark.parametrize(
     "kwargs, name",
-    [({"d": 0}, "d"), ({"r": -1.0}, "r"), ({"eps": 0.0}, "eps"), ({"vocab_size": 1}, "vocab_size"),
-     ({"m": 0}, "m"), ({"n": -1}, "n"), ({"formula": "cube"}, "formula"), ({"ranges": {"zz": (0, 1)}}, "ranges"),
-     ({"ranges": {"d": (5, 5)}}, "ranges")],
+    [
+        ({"d": 0}, "d"),
+        ({"r": -1.0}, "r"),
+        ({"eps": 0.0}, "eps"),
+        ({"vocab_size": 1}, "vocab_size"),
+        ({"m": 0}, "m"),
+        ({"n": -1}, "n"),
+        ({"formula": "cube"}, "formula"),
+        ({"ranges": {"zz": (0, 1)}}, "ranges"),
+        ({"ranges": {"d": (5, 5)}}, "ranges"),
+    ],
 )
 def test_bad_parameters_raise(kwargs: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):

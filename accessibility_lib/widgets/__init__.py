@@ -124,7 +124,11 @@ class BoundExplorer(anywidget.AnyWidget):
         """
         if self.formula not in FORMULAS:
             raise ValueError(f"formula must be one of {FORMULAS}, got {self.formula!r}")
-        d, r, eps = check_int("d", self.d, minimum=1), check_positive_real("r", self.r), check_positive_real("eps", self.eps)
+        d, r, eps = (
+            check_int("d", self.d, minimum=1),
+            check_positive_real("r", self.r),
+            check_positive_real("eps", self.eps),
+        )
         n = check_int("n", self.n, minimum=0)
         if self.formula == "mean_field":
             loglog = bounds.mean_field_loglog_count(d, r, eps, self.q)
