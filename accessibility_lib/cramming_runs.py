@@ -297,6 +297,65 @@ def refit_unit(unit: dict, level: float = 0.95):
     return lengths, rates, trials, fit_sigmoid(lengths, rates, trials, level=level, n_min=n_min)
 
 
+@dataclass
+class UnitSummary:
+    """One unit of an artifact, re-fitted from its per-target outcomes (:func:`summarize`).
+
+    Attributes:
+        uid, kind, m, max_steps, state: the unit (state: complete, partial or pending).
+        lengths, rates, trials: (L,) lengths (tokens, the unit's convention), success fractions, targets.
+        fit: the :class:`~accessibility_lib.fitting.SigmoidFit` (None without outcomes).
+        n_outcomes: per-target outcomes behind it; disagreements: KV-cache vs recompute disagreements
+            summed over them; seconds: wall time of the unit (when finished).
+    """
+
+    uid: str
+    kind: str
+    m: int
+    max_steps: int
+    state: str
+    lengths: np.ndarray
+    rates: np.ndarray
+    trials: np.ndarray
+    fit: object
+    n_outcomes: int
+    disagreements: int
+    seconds: float | None
+
+
+def summarize(artifact: dict) -> list[UnitSummary]:
+    """Every unit of an artifact with its n50 re-fitted from the stored outcomes."""
+    out = []
+    for u in artifact["units"]:
+        lengths, rates, trials, fit = refit_unit(u)
+        dis = sum(int(r.get("decode_disagreements", 0)) for r in u["outcomes"])
+        out.append(UnitSummary(u["uid"], u["kind"], int(u["m"]), int(u["max_steps"]), u.get("state", "pending"),
+                               lengths, rates, trials, fit, len(u["outcomes"]), dis, u.get("seconds")))
+    return out
+
+
+def slopes(summaries: list[UnitSummary], max_steps: int) -> dict[str, tuple[list[UnitSummary], object]]:
+    """Per target kind, the units at ``max_steps`` with a bracketed n50 and their slope fit (or None).
+
+    Returns:
+        kind -> (units with a finite n50, sorted by m; :class:`~accessibility_lib.fitting.SlopeFit`
+        through them with their n50 intervals, or None with fewer than two distinct m).
+    """
+    from .fitting import fit_slope
+
+    out = {}
+    for kind in sorted({s.kind for s in summaries}):
+        pts = sorted((s for s in summaries if s.kind == kind and s.max_steps == max_steps and s.fit is not None
+                      and s.fit.ok), key=lambda s: s.m)
+        fit = None
+        if len({s.m for s in pts}) >= 2:
+            ci = [s.fit.ci for s in pts]
+            ok_ci = all(np.all(np.isfinite(c)) for c in ci)
+            fit = fit_slope([s.m for s in pts], [s.fit.n50 for s in pts], n50_ci=ci if ok_ci else None)
+        out[kind] = (pts, fit)
+    return out
+
+
 def now_utc() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 

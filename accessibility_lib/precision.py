@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from ._checks import check_int, check_positive_real
 
-__all__ = ["unit_roundoff", "EpsConvention", "given", "relative", "from_dtype", "REPLICATION", "CONVENTIONS"]
+__all__ = ["unit_roundoff", "EpsConvention", "given", "relative", "from_dtype", "REPLICATION", "CORRECTED", "CONVENTIONS",
+           "get"]
 
 # unit roundoff u = 2^-p for a p-bit significand (implicit bit included): fp32 p=24, bf16 p=8, fp16 p=11.
 _UNIT_ROUNDOFF_BITS = {
@@ -67,6 +68,10 @@ class EpsConvention:
         factor: ε / reference radius for a relative convention (e.g. 2^−11), or None.
         reference: which radius the factor multiplies: ``"r"`` (the radius used in the bound) or
             ``"r_inf"`` (the largest absolute coordinate, as the replication code does).
+        radius: which radius the ball B(0, r) of the bound uses: ``"l2"`` (the largest L2 norm of the
+            samples: the smallest centred ball that contains them, what Thm 4.5 packs) or ``"r_inf"``
+            (the largest absolute coordinate, what the replication code uses; that ball does not
+            contain the samples).
     """
 
     name: str
@@ -74,6 +79,25 @@ class EpsConvention:
     absolute: float | None = None
     factor: float | None = None
     reference: str = "r"
+    radius: str = "l2"
+
+    def ball(self, r2: float, r_inf: float) -> tuple[float, float]:
+        """(r, ε) of the ball bound under this convention, from the samples' largest L2 norm and L∞ norm.
+
+        Raises:
+            ValueError: if a radius is not > 0.
+        """
+        r2 = check_positive_real("r2", r2)
+        r_inf = check_positive_real("r_inf", r_inf)
+        r = r2 if self.radius == "l2" else r_inf
+        return r, self.eps(r=r, r_inf=r_inf)
+
+    @property
+    def config_only(self) -> bool:
+        """Whether 2r/ε is a constant, so that a bound needs only d and |V| (the capacity card)."""
+        if self.absolute is not None:
+            return False
+        return self.reference == "r" or (self.reference == "r_inf" and self.radius == "r_inf")
 
     def eps(self, r: float | None = None, r_inf: float | None = None) -> float:
         """ε under this convention.
@@ -152,11 +176,23 @@ REPLICATION = EpsConvention(
     description="the replication code's convention: ε = r∞·2^-11 (fp16 unit roundoff × r∞), with r = r∞, so 2r/ε = 4096",
     factor=2.0**-11,
     reference="r_inf",
+    radius="r_inf",
+)
+
+#: The same precision with the radius fixed: ε = r∞·2^−11 but r = the largest L2 norm, the smallest
+#: centred ball that contains the samples (the ball of radius r∞ does not: L2 norms exceed r∞).
+CORRECTED = EpsConvention(
+    name="corrected (ε = r∞·2^-11, r = max L2)",
+    description="ε = r∞·2^-11 as in the replication code, with r = the largest L2 norm (a ball that contains the samples)",
+    factor=2.0**-11,
+    reference="r_inf",
+    radius="l2",
 )
 
 #: Named conventions offered by the chapters' ``eps_convention`` parameter.
 CONVENTIONS: dict[str, EpsConvention] = {
     "replication": REPLICATION,
+    "corrected": CORRECTED,
     "fp16": from_dtype("fp16"),
     "bf16": from_dtype("bf16"),
     "fp32": from_dtype("fp32"),

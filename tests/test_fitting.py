@@ -101,7 +101,7 @@ def test_degenerate_curves_are_flagged_not_extrapolated(success, side):
         ([10, 20], [1.0, 0.0], {"n_trials": 2.5}, "whole numbers"),
         ([10, 20], [1.0, 0.0], {"n_min": -1}, "n_min"),
         ([10, 20], [1.0, 0.0], {"level": 1.0}, "level"),
-        ([], [], {}, "at least one"),
+        ([], [], {}, "must not be empty"),
     ],
 )
 def test_fit_sigmoid_bad_inputs(lengths, success, kw, match):
