@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["PaperModel", "models", "table1", "TABLE1_COLUMNS", "MEASURED_SLOPES", "AUTHORS_N50_M1",
-           "TABLE1_ROW_RATIOS", "cramming_curves", "DATA_DIR"]
+           "TABLE1_ROW_RATIOS", "AUTHORS_CONV_SLOPES", "AUTHORS_CONV_SLOPE_ORDER_BUG", "cramming_curves", "DATA_DIR"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "paper"
 
@@ -57,6 +57,21 @@ TABLE1_ROW_RATIOS: dict[str, tuple[float, float, float]] = {
     "Qwen-0.5B": (0.994, 0.777, 0.723), "Qwen-1.5B": (0.997, 0.750, 0.707), "Llama-1B": (0.978, 0.829, 0.903),
     "Gemma-270M": (0.976, 0.965, 0.790),
 }
+
+
+#: The authors' convolution slopes (nats per token: the regression slope of ln median S_k on k), per
+#: model, as printed by their bound notebook (a stored markdown cell, models listed alphabetically).
+#: Their notebook then assigns this list to the Table 1 columns by position, in another order (see
+#: :data:`AUTHORS_CONV_SLOPE_ORDER_BUG`).
+AUTHORS_CONV_SLOPES: dict[str, float] = {
+    "Pythia-160M": -12.87, "Pythia-1B": -14.71, "Pythia-410M": -14.54, "Qwen-0.5B": -16.50, "Qwen-1.5B": -16.87,
+    "Gemma-270M": -13.03, "Llama-1B": -15.79,
+}
+#: The column each printed slope ends up in when the list above is assigned by position to the Table 1
+#: columns in the paper's order (Pythia-160M, 410M, 1B, Qwen-0.5B, 1.5B, Llama-1B, Gemma-270M).
+AUTHORS_CONV_SLOPE_ORDER_BUG: dict[str, str] = dict(zip(
+    ["Pythia-160M", "Pythia-410M", "Pythia-1B", "Qwen-0.5B", "Qwen-1.5B", "Llama-1B", "Gemma-270M"],
+    ["Pythia-160M", "Pythia-1B", "Pythia-410M", "Qwen-0.5B", "Qwen-1.5B", "Gemma-270M", "Llama-1B"]))
 
 
 @dataclass(frozen=True)

@@ -171,7 +171,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # Chapter 5 (book/05_support.ipynb): models are load_model names (skipped when not available;
     # "random-tiny" = untrained GPT-NeoX); n_prompts random prompts at each of the lengths (tokens);
     # cell_samples uniform points in the fitted ellipsoid for the argmax-cell volumes, capped per model
-    # at cell_flops/(2·d·|V|); eps_convention a name in precision.CONVENTIONS.
+    # at cell_flops/(2·d·|V|); ε is fixed by each Table 1 method.
     "support": {
         "smoke": {
             "models": ["nano"],
@@ -179,7 +179,6 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "lengths": [4, 8],
             "cell_samples": 2000,
             "cell_flops": 1e10,
-            "eps_convention": "replication",
             "source": "random",
             "device": "cpu",
             "token_budget": 4096,
@@ -190,7 +189,6 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "lengths": [4, 16, 64],
             "cell_samples": 20000,
             "cell_flops": 1.2e12,
-            "eps_convention": "replication",
             "source": "random",
             "device": "cpu",
             "token_budget": 4096,
@@ -209,7 +207,6 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "lengths": [4, 16, 64, 256, 1024],
             "cell_samples": 10**7,
             "cell_flops": 1e18,
-            "eps_convention": "replication",
             "source": "random",
             "device": "cuda",
             "token_budget": 65536,
@@ -368,7 +365,6 @@ PARAMETERS: dict[str, dict[str, Param]] = {
         "lengths": Param("list[int]", minimum=1, min_items=1, doc="prompt lengths (tokens)"),
         "cell_samples": Param("int", minimum=100, doc="Monte Carlo points for the argmax-cell volumes"),
         "cell_flops": Param("float", minimum=1.0, doc="cap on the argmax work per model (FLOP)"),
-        "eps_convention": _EPS,
         "source": Param("str", choices=("random", "text"), doc="prompt tokens: uniform ids or natural text"),
         "device": _DEVICE,
         "token_budget": Param("int", minimum=16, doc="tokens per forward batch"),

@@ -1,33 +1,32 @@
-"""The support-refinement pipeline of chapter 5: embeddings → geometry → cell volumes → Table 1.
+"""The support-refinement pipeline of chapter 5: embeddings → geometry → Table 1 under two methods.
 
 One call per model, :func:`analyse_model`, runs the paper's Section 5.2–5.3 measurement:
 
 1. sample last-layer embeddings of N prompts at each length ℓ (:mod:`accessibility_lib.embeddings`);
-2. fit the ball, the enclosing cone and the box-implied ellipsoid (:mod:`accessibility_lib.geometry`),
-   once on all samples and once per longest length ℓ (the paper's Fig 9);
-3. measure the argmax-cell volume fractions D inside the ellipsoid (the paper's choice) and, for
-   comparison, inside the cone (:func:`accessibility_lib.cells.cell_volumes`);
-4. turn them into slopes (tokens per prompt vector) under one explicit ε convention
-   (:mod:`accessibility_lib.precision`): ball, cone, ellipsoid (:mod:`accessibility_lib.bounds`) and
-   ellipsoid (and cone) + non-uniform cells (:func:`accessibility_lib.convolution.refined_slope`).
+2. fit the support statistics (:mod:`accessibility_lib.geometry`), once on all samples and once per
+   longest length ℓ (the paper's Fig 9);
+3. compute the Table 1 column of the model twice (:mod:`accessibility_lib.table1`): as the authors'
+   code does (``replication``) and with its faults fixed (``corrected``); each row carries its r, ε and
+   2r/ε. The columns are cached in the result store.
 
-ε is fixed once per model from the fit on all samples, ε = convention.eps(r = max‖h‖₂, r_inf = max|h_i|),
-and the same ε is used in every row, so the rows differ only by the support model.
-Heavy results go to the result store (embeddings per chunk, cell counts per region).
+A model that is not available offline can still be shown from a stored *support artifact*
+(``book/data/support/<model>.json``, :func:`write_artifact` / :func:`load_artifact`), written by
+``scripts/support_artifact.py`` with its provenance.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from . import bounds, convolution, geometry, precision
+from . import geometry, table1
 from ._checks import check_int
-from .cells import CellVolumes, cell_volumes
 from .embeddings import sample_embeddings
 from .results import ResultStore
 
@@ -37,10 +36,18 @@ __all__ = [
     "ModelSupport",
     "analyse_model",
     "weights_fingerprint",
-    "table_rows",
     "html_table",
-    "read_csv",
+    "ARTIFACT_DIR",
+    "write_artifact",
+    "load_artifact",
+    "SupportArtifactMissingError",
 ]
+
+ARTIFACT_DIR = Path(__file__).resolve().parent.parent / "book" / "data" / "support"
+
+
+class SupportArtifactMissingError(FileNotFoundError):
+    """No support artifact for a model; the message gives the command that produces it."""
 
 
 def random_tiny_handle(seed: int = 0, *, d_model: int = 64, d_vocab: int = 512, n_layers: int = 2, n_ctx: int = 256):
@@ -103,21 +110,28 @@ def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float3
 
 @dataclass
 class ModelSupport:
-    """What :func:`analyse_model` measured for one model (see the module docstring)."""
+    """What :func:`analyse_model` measured for one model (see the module docstring).
+
+    Attributes:
+        name, d, vocab_size: the model, its width d and |V|.
+        n_prompts, lengths: the sample (prompts per length; lengths in tokens).
+        geometry: :class:`~accessibility_lib.geometry.SupportGeometry` of all samples (None from an artifact).
+        stats: the geometry's numbers (radii, cosines, angles) as a dict (also from an artifact).
+        by_length: ℓ -> SupportGeometry of the samples of length ≤ ℓ (empty from an artifact).
+        columns: method -> :class:`~accessibility_lib.table1.Column`.
+        source: "computed" or the artifact's provenance.
+    """
 
     name: str
     d: int
     vocab_size: int
     n_prompts: int
     lengths: list
-    geometry: geometry.SupportGeometry
-    by_length: dict  # ℓ -> SupportGeometry of the samples with length ≤ ℓ
-    eps: float
-    eps_convention: str
-    cells: CellVolumes  # inside the ellipsoid (the paper's choice)
-    cells_by_region: dict = field(default_factory=dict)  # "ellipsoid", "cone" -> CellVolumes
-    slopes: dict = field(default_factory=dict)
-    log_packing: dict = field(default_factory=dict)
+    geometry: object
+    stats: dict
+    by_length: dict
+    columns: dict = field(default_factory=dict)
+    source: object = "computed"
 
 
 def weights_fingerprint(handle) -> str:
@@ -138,6 +152,24 @@ def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _code_digest() -> str:
+    """A hash of the code behind a Table 1 column: a changed method never reuses a stored column."""
+    import inspect
+
+    from . import bounds, cells, convolution, regions
+
+    return _digest([inspect.getsource(mod) for mod in (table1, regions, cells, convolution, bounds, geometry)])
+
+
+def _stats(geo) -> dict:
+    import math
+
+    return {"samples": geo.n_points, "l1": geo.radii["l1"], "l2": geo.radii["l2"], "linf": geo.radii["linf"],
+            "mean_cos": geo.mean_cosine, "min_cos": geo.min_cosine,
+            "alpha_enclosing_deg": math.degrees(geo.cone.half_angle),
+            "alpha_paper_deg": math.degrees(geo.paper_cone_half_angle)}
+
+
 def analyse_model(
     handle,
     name: str,
@@ -146,7 +178,6 @@ def analyse_model(
     lengths,
     cell_samples: int,
     cell_flops: float = float("inf"),
-    eps_convention: str = "replication",
     source: str = "random",
     token_budget: int = 8192,
     store: ResultStore | None = None,
@@ -154,100 +185,116 @@ def analyse_model(
 ) -> ModelSupport:
     """Run the Section 5.2–5.3 measurement on one model (see the module docstring).
 
+    Args:
+        handle: model handle. name: its label.
+        n_prompts: prompts per length (≥ 2); lengths: prompt lengths (tokens).
+        cell_samples: points for the cell volumes, capped at ``cell_flops``/(2·d·|V|) (never below 1000).
+        source: prompt tokens, "random" (uniform non-special ids) or "text".
+        token_budget: tokens per forward batch. store: result store (embeddings and columns cached).
+
     Raises:
-        ValueError: on bad counts or lengths, an unknown ε convention, or (from the steps) lengths
-            past the context, an fp16 model, degenerate embeddings.
+        ValueError: on bad counts or lengths, or (from the steps) lengths past the context, degenerate
+            embeddings.
     """
     n_prompts = check_int("n_prompts", n_prompts, minimum=2)
     cell_samples = check_int("cell_samples", cell_samples, minimum=1)
     vocab = int(handle.d_vocab)
-    # cap the argmax work at cell_flops (2·d·|V| FLOPs a sample), never below 1000 samples
     cell_samples = min(cell_samples, max(1000, int(min(cell_flops, 1e30) / (2.0 * handle.d_model * vocab))))
-    conv = precision.get(eps_convention)
     lengths = sorted(int(x) for x in lengths)
     key_name = f"{name}@{weights_fingerprint(handle)}"  # a retrained model never reuses stale results
-    emb = sample_embeddings(
-        handle,
-        n_prompts,
-        lengths,
-        source=source,
-        seed=seed,
-        token_budget=token_budget,
-        store=store,
-        model_key=key_name,
-        desc=f"{name}: embeddings",
-    )
+    emb = sample_embeddings(handle, n_prompts, lengths, source=source, seed=seed, token_budget=token_budget,
+                            store=store, model_key=key_name, desc=f"{name}: embeddings")
     all_h = np.concatenate([emb[ell] for ell in lengths])  # (N·|lengths|, d)
     geo = geometry.fit_support(all_h)
     by_length = {ell: geometry.fit_support(np.concatenate([emb[k] for k in lengths if k <= ell])) for ell in lengths}
-    eps = conv.eps(r=geo.radii["l2"], r_inf=geo.radii["linf"])
-
-    cells_by_region = {}
-    for region_name, region in (("ellipsoid", geo.ellipsoid), ("cone", geo.cone)):
-        key = {
-            "model": key_name,
-            "region": region_name,
-            "embeddings": _digest([n_prompts, lengths, source, seed]),
-            "n_samples": cell_samples,
-            "seed": seed,
-            "what": "argmax cell counts",
-        }
-        got = store.get("cell_volumes", key) if store is not None else None
+    columns = {}
+    for method in table1.METHODS:
+        key = {"model": key_name, "method": method, "embeddings": _digest([n_prompts, lengths, source, seed]),
+               "n_samples": cell_samples, "seed": seed, "what": "table1 column", "code": _code_digest()}
+        got = store.get("table1", key) if store is not None else None
         if got is not None:
-            cells_by_region[region_name] = CellVolumes(
-                counts=np.asarray(got["counts"]), n_samples=cell_samples, seed=seed
-            )
+            columns[method] = table1.Column.from_dict(got)
             continue
-        cv = cell_volumes(
-            handle.W_U.detach(),
-            handle.b_U.detach(),
-            region,
-            cell_samples,
-            seed=seed,
-            progress_desc=f"{name}: cells ({region_name})",
-        )
+        if method == "replication":
+            col = table1.replication_column(name, all_h, handle.W_U.detach(), vocab, n_samples=cell_samples, seed=seed)
+        else:
+            col = table1.corrected_column(name, all_h, handle.W_U.detach(), handle.b_U.detach(), vocab,
+                                          n_samples=cell_samples, seed=seed)
         if store is not None:
-            store.put("cell_volumes", key, {"n_no_hit": cv.n_no_hit}, arrays={"counts": cv.counts})
-        cells_by_region[region_name] = cv
-    cells = cells_by_region["ellipsoid"]
-
-    log_packing = {
-        "ball": geo.ball.log_packing(eps),
-        "cone": geo.cone.log_packing(eps),
-        "ellipsoid": geo.ellipsoid.log_packing(eps),
-    }
-    slopes = dict(geo.slopes(eps, vocab))
-    slopes["ellipsoid + non-uniform cells"] = convolution.refined_slope(cells.log_p(), log_packing["ellipsoid"])
-    slopes["cone + non-uniform cells"] = convolution.refined_slope(cells_by_region["cone"].log_p(), log_packing["cone"])
-    slopes["ball, replication (2r/ε = 4096)"] = bounds.ball_slope(geo.d, 1.0, 2.0**-11, vocab)  # d·ln 4097/ln|V|
-    return ModelSupport(
-        name=name,
-        d=geo.d,
-        vocab_size=vocab,
-        n_prompts=n_prompts,
-        lengths=lengths,
-        geometry=geo,
-        by_length=by_length,
-        eps=eps,
-        eps_convention=conv.name,
-        cells=cells,
-        cells_by_region=cells_by_region,
-        slopes=slopes,
-        log_packing=log_packing,
-    )
+            store.put("table1", key, col.to_dict())
+        columns[method] = col
+    return ModelSupport(name, geo.d, vocab, n_prompts, lengths, geo, _stats(geo), by_length, columns)
 
 
-def table_rows(results: list[ModelSupport]) -> list[dict]:
-    """One row per support model, one column per model: the rebuilt Table 1 (tokens per prompt vector)."""
-    order = [
-        "ball",
-        "cone",
-        "ellipsoid",
-        "ellipsoid + non-uniform cells",
-        "cone + non-uniform cells",
-        "ball, replication (2r/ε = 4096)",
-    ]
-    return [{"support model": row, **{r.name: round(r.slopes[row], 2) for r in results}} for row in order]
+@torch.no_grad()
+def radius_variants(handle, n_prompts: int = 32, length: int = 16, seed: int = 0) -> dict:
+    """Largest L2 and L∞ norms of four candidate "last-layer embeddings" of random prompts.
+
+    For a model whose base has a final RMS norm ``base.norm`` (Llama, Qwen, Gemma): the post-norm
+    hidden state h (what the unembedding reads; the book's h), the pre-norm residual (the norm's input),
+    the normalised vector without the learned weight (x/rms(x)), and h/√d. Also the range of the final
+    norm's stored weight and the largest |h·W_Uᵀ + b_U − logits| over the prompts (h reproduces the
+    model's logits). Used to check which quantity a paper's radii describe (chapter 5, Gemma-3-270M).
+
+    Raises:
+        ValueError: the model's base has no ``norm`` module.
+    """
+    from .embeddings import prompt_tokens
+
+    norm = getattr(handle._base, "norm", None)
+    if norm is None:
+        raise ValueError(f"{handle.name}: the base model has no final 'norm' module")
+    ids = prompt_tokens(handle, length, 0, n_prompts, source="random", seed=seed)  # (N, T)
+    seen = {}
+    hook = norm.register_forward_hook(lambda mod, inp, out: seen.__setitem__("pre", inp[0][:, -1].float()))
+    try:
+        h = handle.final_embeddings(ids).float()  # (N, d) post-norm
+        logits = handle.forward_logits(ids).float()  # (N, V)
+    finally:
+        hook.remove()
+    pre = seen["pre"]
+    eps = float(getattr(norm, "eps", getattr(norm, "variance_epsilon", 1e-6)))
+    unweighted = pre / torch.sqrt(pre.pow(2).mean(-1, keepdim=True) + eps)
+    d = h.shape[1]
+    z = h @ handle.W_U.float().T + handle.b_U.float()
+    if handle.softcap:
+        z = handle.softcap * torch.tanh(z / handle.softcap)
+    out = {name: {"l2": float(v.norm(dim=1).max()), "linf": float(v.abs().max())}
+           for name, v in (("post-norm h", h), ("pre-norm", pre), ("normalised, no weight", unweighted),
+                           ("h/√d", h / d**0.5))}
+    w = norm.weight.float()
+    return {"radii": out, "norm_weight_min": float(w.min()), "norm_weight_max": float(w.max()),
+            "logit_error": float((z - logits).abs().max()), "prompts": n_prompts, "length": length}
+
+
+def write_artifact(result: ModelSupport, path=None, provenance: dict | None = None) -> Path:
+    """Write a model's support analysis (statistics and both Table 1 columns) as JSON, atomically."""
+    path = Path(path or ARTIFACT_DIR / f"{result.name}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"model": result.name, "d": result.d, "vocab": result.vocab_size, "n_prompts": result.n_prompts,
+            "lengths": result.lengths, "stats": result.stats,
+            "columns": {m: c.to_dict() for m, c in result.columns.items()}, "provenance": provenance or {}}
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def load_artifact(name: str, folder=None) -> ModelSupport:
+    """A model's support analysis from its artifact.
+
+    Raises:
+        SupportArtifactMissingError: no artifact; the message names the command that writes it.
+    """
+    path = Path(folder or ARTIFACT_DIR) / f"{name}.json"
+    if not path.exists():
+        raise SupportArtifactMissingError(
+            f"no support artifact for {name!r} at {path}; write it (the model must be fetched) with:\n"
+            f"    .venv/bin/python scripts/support_artifact.py --model {name}")
+    data = json.loads(path.read_text())
+    cols = {m: table1.Column.from_dict(c) for m, c in data["columns"].items()}
+    return ModelSupport(data["model"], int(data["d"]), int(data["vocab"]), int(data["n_prompts"]), data["lengths"],
+                        None, data["stats"], {}, cols, data.get("provenance", {}))
 
 
 def html_table(rows: list[dict], index: str | None = None):
@@ -268,11 +315,3 @@ def html_table(rows: list[dict], index: str | None = None):
         "<tr>" + "".join(f"<td {pad}>{html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in rows
     )
     return HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-
-
-def read_csv(path) -> list[dict]:
-    """Rows of a small CSV file as dicts of strings (the chapter's reference tables)."""
-    import csv
-
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
