@@ -166,3 +166,38 @@ def test_random_bad_inputs(args, kwargs):
 def test_random_nothing_left(tok):
     with pytest.raises(ValueError, match="no token id left"):
         T.random_targets(tok, 3, 1, d_vocab=2)  # ids 0, 1 are both special
+
+
+# ---- random words (the authors' "random" targets) and passages (natural targets as prefixes) ---------
+
+
+def test_random_word_targets_are_frequent_words_cut_to_n_tokens(tok):
+    words = set(T.frequent_words())
+    assert len(words) == T.TOP_WORDS
+    for n in (1, 5, 23):
+        for i in range(3):
+            ids = T.random_word_target(tok, n, seed=7, index=i)
+            assert ids.shape == (n,) and ids.dtype == torch.int64
+            text = T.random_word_text(5 * n, seed=7, index=i)
+            assert all(w in words for w in text.split(" ")) and len(text.split(" ")) == 5 * n
+            full = tok(text, add_special_tokens=False)["input_ids"]
+            assert ids.tolist() == full[:n]  # the tokenized words, truncated to exactly n tokens
+            assert torch.equal(ids, T.random_word_target(tok, n, seed=7, index=i))  # reproducible from (seed, index)
+
+
+def test_random_targets_are_independent_across_lengths(tok):
+    # the targets of length n + 1 are not the targets of length n extended (no shared prefixes)
+    for make in (lambda n, i: T.random_word_target(tok, n, 0, i), lambda n, i: T.random_targets(tok, n, i + 1, 0)[i]):
+        shared = sum(torch.equal(make(n + 1, i)[:n], make(n, i)) for n in range(4, 12) for i in range(5))
+        assert shared <= 1  # chance agreement of 4+ tokens is negligible
+
+
+def test_natural_prefix_targets_are_prefixes_of_one_passage(tok):
+    nat = T.NaturalText(tok, "austen")
+    a, b = nat.prefix_target(30, 0, 3), nat.prefix_target(12, 0, 3)
+    assert torch.equal(a[:12], b)  # as the authors' PG19 chunks: targets of different lengths share a prefix
+    assert not torch.equal(nat.prefix_target(12, 0, 4), b)
+    text = tok.decode(a)
+    assert text[:1].isupper() or text[:1] in "\"'‘“(", text  # a passage starts at a sentence
+    with pytest.raises(ValueError, match="n_tokens must be at most"):
+        nat.prefix_target(10**6, 0, 3)
