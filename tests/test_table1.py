@@ -79,3 +79,29 @@ def test_float16_grid_count_matches_enumeration():
     want = np.array([np.sum((every >= a) & (every <= b)) for a, b in zip(lo, hi)])
     assert np.array_equal(got, np.maximum(want, 1))
     assert table1.float16_grid_count(np.array([-1.0]), np.array([1.0]))[0] == 2 * 15360 + 1  # ±[2^-24, 1] and 0
+
+
+def test_every_row_recomputes_from_its_printed_r_and_eps_on_nano():
+    """Under the replication convention the nano ball row is d·ln(1 + 4096)/ln|V| = 128.0 (d = 128, |V| = 4096),
+    and every ball or cone row's C follows from the r and ε printed beside it."""
+    from accessibility_lib.embeddings import sample_embeddings
+    from accessibility_lib.models import load_model
+
+    nano = load_model("nano")
+    emb = sample_embeddings(nano, 16, [8, 32], seed=0)
+    h = np.concatenate([emb[8], emb[32]])
+    rep = table1.replication_column("nano", h, nano.W_U, n_samples=500)
+    cor = table1.corrected_column("nano", h, nano.W_U, nano.b_U, n_samples=500)
+    assert rep.rows["ball"].C == pytest.approx(128 * math.log(4097) / math.log(4096), rel=1e-12)
+    assert round(rep.rows["ball"].C, 1) == 128.0
+    for col in (rep, cor):
+        for name in ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells"):
+            row = col.rows[name]
+            assert row.two_r_over_eps == pytest.approx(2 * row.r / row.eps)
+        ball = col.rows["ball"]
+        printed_r, printed_eps = float(f"{ball.r:.4g}"), float(f"{ball.eps:.4g}")  # as the chapters print them
+        assert ball.C == pytest.approx(128 * math.log1p(2 * printed_r / printed_eps) / math.log(4096), rel=2e-4)
+        assert col.rows["cone"].C <= ball.C + (LN4 / math.log(4096) if col.method == "replication" else 1e-9)
+
+
+LN4 = math.log(4.0)
