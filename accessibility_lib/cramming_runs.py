@@ -13,7 +13,6 @@ Produced by ``scripts/real_model_cramming.py`` (the command is recorded in each 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import results
 from .decoding import DECODE_PATH, VERIFY_PATH
 
 __all__ = [
@@ -81,18 +81,11 @@ class Unit:
 
 
 def _table1_smollm2() -> list[Unit]:
-    base = [
-        Unit("natural", 1),
-        Unit("random_words", 1),
-        Unit("natural", 2),
-        Unit("random_words", 2),
-        Unit("natural", 3),
-        Unit("random_words", 3),
-        Unit("random_tokens", 1),
-        Unit("random_tokens", 2),
-    ]
-    budget4 = [Unit("natural", 1, max_steps=2400, patience=800), Unit("random_words", 1, max_steps=2400, patience=800)]
-    return base + budget4
+    """In the order they run: m = 1 and 2 first, the budget check on the cheaper kind, then m = 3."""
+    return [Unit("natural", 1), Unit("random_words", 1), Unit("natural", 2), Unit("random_words", 2),
+            Unit("random_tokens", 1), Unit("random_words", 1, max_steps=2400, patience=800),
+            Unit("natural", 3), Unit("random_words", 3), Unit("random_tokens", 2),
+            Unit("natural", 1, max_steps=2400, patience=800)]
 
 
 PLANS = {
@@ -106,7 +99,20 @@ PLANS = {
         Unit("natural", 1, max_steps=40, patience=20, corpus="heldout", n_targets=4),
         Unit("random_words", 1, max_steps=40, patience=20, n_targets=4),
     ],
+    # chapter 7: the transformer nano and the state-space model nano-mamba (same text, tokenizer, width and
+    # token budget) under identical units: m = 1, 2, 4, natural (held-out KJV) and random words, chapter 3's
+    # nano step budget (300 steps, patience 100)
+    ("nano", "architectures"): lambda: _architectures_plan(),
+    ("nano-mamba", "architectures"): lambda: _architectures_plan(),
 }
+
+
+def _architectures_plan() -> list[Unit]:
+    return [
+        Unit(kind, m, max_steps=300, patience=100, corpus="heldout", n_targets=10)
+        for kind in ("natural", "random_words")
+        for m in (1, 2, 4)
+    ]
 
 
 def plan_units(model: str, plan: str) -> list[Unit]:
@@ -223,7 +229,7 @@ def export_artifact(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(out, indent=1, allow_nan=False) + "\n")
+    tmp.write_text(results.dumps(out, indent=1) + "\n")  # strict JSON; NaN/inf as {"$float": ...}
     os.replace(tmp, path)
     return out
 
@@ -235,7 +241,7 @@ def import_artifact(path, store) -> int:
     path = Path(path)
     if not path.exists():
         return 0
-    art = json.loads(path.read_text())
+    art = results.loads(path.read_text())
     added = 0
     for u in art["units"]:
         for row in u["outcomes"]:
@@ -272,7 +278,7 @@ def load_artifact(model: str, folder: str | os.PathLike | None = None) -> dict:
             else f"no plan exists for {model!r}; plans exist for: {sorted({m for m, _ in PLANS})}"
         )
         raise ArtifactMissingError(f"no cramming artifact for {model!r} at {path}; produce it with:\n    {how}")
-    return json.loads(path.read_text())
+    return results.loads(path.read_text())
 
 
 def refit_unit(unit: dict, level: float = 0.95):

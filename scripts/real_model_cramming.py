@@ -83,7 +83,8 @@ def _run_unit(unit, n_start: int, deadline: float | None) -> dict:
 def _start_length(unit, done: dict) -> int:
     """10·m-ish guesses per kind, or n50(1)·m when the m = 1 unit of the same kind has a fit."""
     guess = {"natural": 16, "random_words": 6, "random_tokens": 4}[unit.kind] * unit.m
-    return max(int(round(done.get((unit.kind, unit.max_steps), 0) * unit.m * 0.9)), guess, 2)
+    n50_1 = done.get((unit.kind, unit.max_steps)) or max((v for (k, _), v in done.items() if k == unit.kind), default=0)
+    return max(round(n50_1 * unit.m * 0.9), guess, 2)
 
 
 def main(argv: list[str] | None = None) -> int:
