@@ -55,7 +55,25 @@ __all__ = [
     "greedy_copy",
     "evaluate_copying",
     "mean_field_cliff_log10",
+    "PAPER_COPYING",
+    "CliffData",
+    "cliff_data",
+    "cliff_interval",
+    "compare_cliffs",
 ]
+
+#: What the paper (Section 5, copying) and its replication code report about the copying experiment, for
+#: labels beside our own numbers: training strings of length ≤ 50 until 100 % training accuracy or 10k steps;
+#: exact match falls like a sigmoid with a median R² of 0.95 over the fits; the authors' task vocabulary has 30
+#: ids (the 26 letters a–z plus start, separator, end and pad), and their evaluation uses 12 strings per length.
+PAPER_COPYING: dict[str, float | int] = {
+    "train_max_len": 50,
+    "max_steps": 10_000,
+    "median_r2": 0.95,
+    "letters": 26,
+    "task_vocab": 30,
+    "eval_strings_per_length": 12,
+}
 
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)
 
@@ -309,3 +327,141 @@ def mean_field_cliff_log10(d: int, r: float, eps: float, alphabet_size: int) -> 
 
     check_int("alphabet_size", alphabet_size, minimum=2)
     return (mean_field_loglog_count(d, r, eps) - math.log(math.log(alphabet_size))) / math.log(10)
+
+
+@dataclass(frozen=True)
+class CliffData:
+    """What exact-match rates against length pin down about the cliff, before any curve is fitted.
+
+    Attributes:
+        lengths, rates: the data, sorted by length (symbols; fractions in [0, 1]).
+        n_intermediate: how many tested lengths have a rate strictly between 0 and 1.
+        is_step: no intermediate rate, at least one length at 1 and one at 0, and every length at 1
+            lies below every length at 0: the data are a step function of the length.
+        last_full: the longest tested length with rate 1 below the first length with a lower rate
+            (None if the shortest length already fails).
+        first_zero: the shortest tested length with rate 0 above ``last_full`` (None if none).
+        n_strings: strings per length behind each rate (None if unknown).
+    """
+
+    lengths: np.ndarray
+    rates: np.ndarray
+    n_intermediate: int
+    is_step: bool
+    last_full: int | None
+    first_zero: int | None
+    n_strings: int | None = None
+
+    def describe(self) -> str:
+        """One sentence: what the data do and do not pin down (in symbols)."""
+        per = f" ({self.n_strings} strings per length)" if self.n_strings else ""
+        if self.is_step:
+            return (
+                f"a step: every held-out string copied exactly up to n = {self.last_full}, none from "
+                f"n = {self.first_zero} on{per}. The data pin the cliff between {self.last_full} and "
+                f"{self.first_zero} symbols; they do not pin where inside that gap it lies, nor how steep it is "
+                "(any steep enough sigmoid fits them exactly, so its R² is 1 by construction)"
+            )
+        if self.n_intermediate == 0:
+            if np.all(self.rates == 1):
+                return (
+                    f"every string copied at every tested length{per}: the cliff lies beyond n = {self.lengths.max()}"
+                )
+            if np.all(self.rates == 0):
+                return f"no string copied at any tested length{per}: the cliff lies below n = {self.lengths.min()}"
+            return f"rates of 0 and 1 only, but not ordered as a step{per}: no single cliff"
+        mid = self.lengths[(self.rates > 0) & (self.rates < 1)]
+        where = f"n = {mid.min()}" if mid.size == 1 else f"n = {mid.min()} to {mid.max()}"
+        return (
+            f"{self.n_intermediate} tested length{'s' if self.n_intermediate > 1 else ''} ({where}) with "
+            f"{'an intermediate rate' if self.n_intermediate == 1 else 'intermediate rates'}{per}: the sigmoid's "
+            "position and steepness are both constrained by data"
+        )
+
+
+def cliff_data(lengths, rates, n_strings=None) -> CliffData:
+    """Classify exact-match rates against length (:class:`CliffData`): a step, or a resolved fall.
+
+    Args:
+        lengths: (L,) tested string lengths (symbols), distinct.
+        rates: (L,) exact-match fractions in [0, 1].
+        n_strings: strings per length (int), or None.
+
+    Raises:
+        ValueError: mismatched or empty arrays, repeated lengths, rates outside [0, 1].
+    """
+    n = np.asarray(lengths)
+    p = np.asarray(rates, dtype=np.float64)
+    if n.ndim != 1 or n.shape != p.shape or n.size == 0:
+        raise ValueError(f"lengths and rates must be non-empty 1-D arrays of one shape, got {n.shape} and {p.shape}")
+    if np.unique(n).size != n.size:
+        raise ValueError("lengths must be distinct")
+    if np.any(~np.isfinite(p)) or np.any(p < 0) or np.any(p > 1):
+        raise ValueError(f"rates must be fractions in [0, 1], got values in [{p.min()}, {p.max()}]")
+    order = np.argsort(n, kind="stable")
+    n, p = n[order], p[order]
+    intermediate = int(np.sum((p > 0) & (p < 1)))
+    below = np.nonzero(p < 1)[0]
+    last_full = None if (below.size and below[0] == 0) else int(n[below[0] - 1] if below.size else n[-1])
+    zeros_after = [int(x) for x, q in zip(n, p) if q == 0 and (last_full is None or x > last_full)]
+    first_zero = zeros_after[0] if zeros_after else None
+    ones, zeros = n[p == 1], n[p == 0]
+    step = intermediate == 0 and ones.size > 0 and zeros.size > 0 and ones.max() < zeros.min()
+    return CliffData(
+        n,
+        p,
+        intermediate,
+        bool(step),
+        last_full,
+        first_zero,
+        None if n_strings is None else check_int("n_strings", n_strings, minimum=1),
+    )
+
+
+def cliff_interval(fit) -> tuple[float, float]:
+    """The range of n50 the data allow, from a :class:`~accessibility_lib.fitting.SigmoidFit`.
+
+    A fitted crossing gives its interval (its point when no interval was computed); a one-sided result
+    ``n50 ≥ b`` gives [b, ∞), ``n50 ≤ b`` gives (−∞, b]; no crossing gives (−∞, ∞).
+    """
+    if fit.ok:
+        lo, hi = fit.ci
+        return (float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else (fit.n50, fit.n50)
+    if fit.bound is not None:
+        return (fit.bound[1], math.inf) if fit.bound[0] == ">=" else (-math.inf, fit.bound[1])
+    return (-math.inf, math.inf)
+
+
+def _cliff_text(fit, cliff: CliffData | None) -> str:
+    if cliff is not None and cliff.is_step:
+        return f"a step between {cliff.last_full} and {cliff.first_zero}"
+    return f"n50 = {fit.describe(1)}" if fit.ok else fit.describe(1)
+
+
+def compare_cliffs(fit_a, fit_b, label_a: str, label_b: str, cliff_a=None, cliff_b=None) -> str:
+    """Whether the cliff moved between two settings, said only as far as the data show it.
+
+    Compares the ranges of :func:`cliff_interval`: disjoint ranges are a move (with its direction);
+    overlapping ranges are "no move the data can show", and two identical steps are said to be identical
+    at the resolution of the tested lengths — never "from 8.50 to 8.50".
+
+    Args:
+        fit_a, fit_b: :class:`~accessibility_lib.fitting.SigmoidFit` of the two settings.
+        label_a, label_b: their names in the sentence.
+        cliff_a, cliff_b: their :class:`CliffData` (optional; steps are then named as such).
+    """
+    (a0, a1), (b0, b1) = cliff_interval(fit_a), cliff_interval(fit_b)
+    ta, tb = _cliff_text(fit_a, cliff_a), _cliff_text(fit_b, cliff_b)
+    if cliff_a is not None and cliff_b is not None and cliff_a.is_step and cliff_b.is_step:
+        if (cliff_a.last_full, cliff_a.first_zero) == (cliff_b.last_full, cliff_b.first_zero):
+            return (
+                f"the same step between {cliff_a.last_full} and {cliff_a.first_zero} symbols in both ({label_a}; "
+                f"{label_b}): identical at the resolution of the tested lengths; a move smaller than their "
+                "spacing cannot be seen"
+            )
+    if a1 < b0 or b1 < a0:
+        direction = "out" if b0 > a1 else "in"
+        return f"the cliff moved {direction}: {ta} ({label_a}), {tb} ({label_b}); the ranges do not overlap"
+    if not (math.isfinite(max(a0, b0)) or math.isfinite(min(a1, b1))):
+        return f"no comparison: {ta} ({label_a}), {tb} ({label_b})"
+    return f"no move the data can show: {ta} ({label_a}), {tb} ({label_b}); the ranges overlap"

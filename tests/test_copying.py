@@ -176,11 +176,25 @@ def test_wilson_interval():
     np.testing.assert_allclose(hi, [0.0713, 0.6336, 1.0], atol=2e-4)
 
 
-def test_mean_field_cliff_is_astronomical():
-    # d = 64, 2r/ε = 4096: log10 n* = (64 ln 4097 + ln(1 + ln 4097) − ln ln 26)/ln 10 ≈ 231
-    val = C.mean_field_cliff_log10(64, 1.0, 2.0**-11, 26)
-    expected = (64 * math.log(4097) + math.log(1 + math.log(4097)) - math.log(math.log(26))) / math.log(10)
-    assert abs(val - expected) < 1e-9 and 230 < val < 233
+@pytest.mark.parametrize("d,ratio", [(1, 4.0), (2, 16.0), (8, 64.0), (64, 4096.0)])
+def test_mean_field_cliff_against_the_theorem_evaluated_directly(d, ratio):
+    """Thm 4.9 (q = 1): #accessible ≤ (e + e·(2r/ε))^{(1 + 2r/ε)^d}; Cor 4.10: the fraction #accessible/|V|^n
+    falls below 1 past n* = ln #accessible / ln|V|. Evaluated here as written, the power itself computed
+    with mpmath's arbitrary exponents (no double logarithm, not the library's closed form)."""
+    import mpmath as mp
+
+    mp.mp.dps = 40
+    count = mp.power(mp.e + mp.e * ratio, mp.mpf(1 + ratio) ** d)  # the bound on #accessible itself
+    n_star = mp.log(count) / mp.log(26)
+    val = C.mean_field_cliff_log10(d, ratio / 2, 1.0, 26)
+    assert val == pytest.approx(float(mp.log10(n_star)), abs=1e-9)
+    if d == 1:  # small enough for plain floats: (5e)^5 = 4.638e5 sequences, n* = 5·(1 + ln 5)/ln 26 = 4.0045
+        assert 10**val == pytest.approx(math.log((5 * math.e) ** 5) / math.log(26), rel=1e-12)
+        assert 10**val == pytest.approx(4.0045, abs=1e-4)
+        # the fraction bound crosses 1 between the integers around n*: 26^4 = 456976 < (5e)^5 < 26^5
+        assert 26**4 < (5 * math.e) ** 5 < 26**5
+    if d == 64:  # the replication precision (2r/ε = 4096) at d = 64: n* ≈ 10^231.654 symbols
+        assert val == pytest.approx(231.654, abs=1e-3)
 
 
 def test_bad_inputs():
@@ -223,3 +237,48 @@ def test_docstring_example():
 
     result = doctest.testmod(C, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# --- what exact-match data pin down: steps, and whether a cliff moved ---------------------------
+
+
+def test_step_data_are_detected_and_described():
+    n = np.array([2, 4, 6, 7, 8, 9, 10, 11, 12, 14])
+    step = C.cliff_data(n, (n <= 8).astype(float), 50)  # 1 up to 8, 0 from 9: a step with no intermediate rate
+    assert step.is_step and step.n_intermediate == 0 and (step.last_full, step.first_zero) == (8, 9)
+    text = step.describe()
+    assert "between 8 and 9" in text and "R² is 1 by construction" in text and "50 strings" in text
+    fall = C.cliff_data(n, [1, 1, 1, 1, 0.96, 0.6, 0.1, 0, 0, 0])
+    assert not fall.is_step and fall.n_intermediate == 3 and (fall.last_full, fall.first_zero) == (7, 11)
+    assert "3 tested lengths (n = 8 to 10) with intermediate rates" in fall.describe()
+    one = C.cliff_data(n, [1, 1, 1, 1, 0.5, 0, 0, 0, 0, 0])
+    assert "1 tested length (n = 8) with an intermediate rate" in one.describe()
+    assert not C.cliff_data(n, [1, 1, 0, 1, 0, 0, 0, 0, 0, 0]).is_step  # 0/1 only, but not ordered
+    assert "beyond n = 14" in C.cliff_data(n, np.ones(10)).describe()
+    with pytest.raises(ValueError, match="rates"):
+        C.cliff_data([1, 2], [0.5, 1.5])
+    with pytest.raises(ValueError, match="distinct"):
+        C.cliff_data([1, 1], [1, 0])
+
+
+def test_compare_cliffs_never_reports_a_move_the_data_cannot_show():
+    from accessibility_lib.fitting import fit_sigmoid
+
+    n = np.array([2, 4, 6, 7, 8, 9, 10, 11, 12, 14])
+    p8, p11 = (n <= 8).astype(float), (n <= 11).astype(float)
+    f8, f8b, f11 = (fit_sigmoid(n, p, n_trials=50) for p in (p8, p8, p11))
+    c8, c11 = C.cliff_data(n, p8), C.cliff_data(n, p11)
+    same = C.compare_cliffs(f8, f8b, "d = 32", "d = 64", c8, c8)
+    assert "same step between 8 and 9" in same and "8.50" not in same
+    moved = C.compare_cliffs(f8, f11, "L = 8", "L = 12", c8, c11)
+    assert moved.startswith("the cliff moved out") and "between 11 and 12" in moved
+    assert C.compare_cliffs(f11, f8, "a", "b", c11, c8).startswith("the cliff moved in")
+    # a resolved fall at ~9.2 against the step between 8 and 9: 95 % ranges [8.99, 9.32] and about [8.1, 8.9]
+    fall = fit_sigmoid(n, [1, 1, 1, 1, 0.96, 0.6, 0.1, 0, 0, 0], n_trials=50)
+    assert C.cliff_interval(fall)[0] > C.cliff_interval(f8)[1]
+    assert C.compare_cliffs(f8, fall, "a", "b", c8).startswith("the cliff moved out")
+    # one-sided results are ranges too: n50 ≥ 14 against a step at 8–9 is a move, two "≥ 14" are not
+    always = fit_sigmoid(n, np.ones(10), n_trials=50)
+    assert C.cliff_interval(always) == (14.0, math.inf)
+    assert C.compare_cliffs(f8, always, "a", "b").startswith("the cliff moved out")
+    assert C.compare_cliffs(always, always, "a", "b").startswith("no move the data can show")

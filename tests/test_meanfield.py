@@ -10,12 +10,18 @@ import pytest
 import torch
 
 from accessibility_lib import bounds, meanfield, measures, positionfree
+from accessibility_lib.models import wrap_model
 from accessibility_lib.positionfree import neox_forward, tiny_neox
 
 
 @pytest.fixture(scope="module")
 def model():
     return tiny_neox(d_model=64, n_layers=2, n_heads=4, d_vocab=97, seed=0)
+
+
+@pytest.fixture(scope="module")
+def handle(model):
+    return wrap_model(model, name="tiny")  # hard prompts come from handle.embed, the model's own embedding
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +82,9 @@ def test_causal_without_positions_first_layer_duplication_exact_on_first_copy(mo
     assert meanfield.duplication_deviation(f, prompts)["layers"].max() > 1e-2  # the second copy is not
 
 
-def test_structural_sweep_shapes(model):
+def test_structural_sweep_shapes(model, handle):
     f = positionfree.make_forward(model, "no mask, no positions")
-    res = meanfield.structural_sweep(f, model.get_input_embeddings().weight, [3, 5], 2)
+    res = meanfield.structural_sweep(f, handle, [3, 5], 2)
     assert res["perm_layers"].shape == (2, 2, 2) and res["dup_tv"].shape == (2, 2)
     assert res["perm_layers"].max() < 1e-5
 
@@ -123,8 +129,8 @@ def test_wasserstein_accepts_torch_and_weights():
 
 
 # ---------------------------------------------------------------- Lipschitz pairs
-def test_lipschitz_pairs(model):
-    e = model.get_input_embeddings().weight
+def test_lipschitz_pairs(model, handle):
+    e = handle
     free = meanfield.lipschitz_pairs(positionfree.make_forward(model, "no mask, no positions"), e, 6, 8)
     rot = meanfield.lipschitz_pairs(positionfree.make_forward(model, "shipped (causal + rotary)"), e, 6, 8)
     s_free, s_rot = meanfield.lipschitz_summary(free), meanfield.lipschitz_summary(rot)
@@ -238,11 +244,11 @@ def test_bad_model_and_prompt_inputs(model):
     with pytest.raises(ValueError, match="m >= 3"):
         meanfield.permutation_deviation(f, torch.zeros(1, 2, 64), torch.Generator())
     with pytest.raises(ValueError, match="m must be"):
-        meanfield.structural_sweep(f, model.get_input_embeddings().weight, [2], 2)
+        meanfield.structural_sweep(f, wrap_model(model), [2], 2)
     with pytest.raises(ValueError, match="m must be"):
-        meanfield.lipschitz_pairs(f, model.get_input_embeddings().weight, 2, 3)
-    with pytest.raises(ValueError, match="embedding must be"):
-        meanfield.random_prompts(torch.zeros(3), 1, 2, torch.Generator())
+        meanfield.lipschitz_pairs(f, wrap_model(model), 2, 3)
+    with pytest.raises(ValueError, match="handle must be a model handle"):  # a raw weight matrix is refused
+        meanfield.random_prompts(model.get_input_embeddings().weight, 1, 2, torch.Generator())
 
 
 # ---------------------------------------------------------------- the shipped nano model
@@ -250,9 +256,9 @@ def test_nano_structural_facts():
     nano, note = positionfree.load_hf("nano")
     assert nano is not None, note  # shipped in the package: a missing model is a failure, not a skip
     gen = torch.Generator().manual_seed(5)
-    X = meanfield.random_prompts(nano.get_input_embeddings().weight, 2, 10, gen)  # (2, 10, d): hard prompts
+    X = meanfield.random_prompts(nano, 2, 10, gen)  # (2, 10, d): hard prompts through nano.embed
     with torch.no_grad():
-        ref = nano(inputs_embeds=X).logits
+        ref = nano.model(inputs_embeds=X).logits
     assert torch.allclose(neox_forward(nano, X).logits, ref, atol=1e-4, rtol=1e-4)
     free = positionfree.make_forward(nano, "no mask, no positions")
     assert meanfield.permutation_deviation(free, X, gen)["tv"].max() < 1e-5
@@ -266,5 +272,21 @@ def test_smollm2_is_not_a_map_on_measures():
     real, note = positionfree.load_hf("smollm2-135m")
     assert real is not None, note
     f = positionfree.make_forward(real, "shipped (causal + rotary)")
-    X = meanfield.random_prompts(real.get_input_embeddings().weight, 1, 8, torch.Generator().manual_seed(0))
+    X = meanfield.random_prompts(real, 1, 8, torch.Generator().manual_seed(0))
     assert meanfield.duplication_deviation(f, X)["tv"].min() > 1e-4
+
+
+@pytest.mark.realmodel("gemma-3-270m")
+@pytest.mark.slow
+def test_gemma_hard_prompts_are_what_the_model_reads():
+    # random_prompts goes through the model's own embedding (√d scale included): fed as inputs_embeds,
+    # the prompt gives exactly the logits of the same ids fed as input_ids
+    real, note = positionfree.load_hf("gemma-3-270m")
+    assert real is not None, note
+    gen = torch.Generator().manual_seed(0)
+    X = meanfield.random_prompts(real, 1, 6, gen)
+    ids = torch.randint(0, real.d_vocab, (1, 6), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        want = real.model(input_ids=ids).logits[:, -1]
+    got = positionfree.make_forward(real, "shipped (causal + rotary)")(X).logits[:, -1]
+    assert torch.allclose(got, want, atol=1e-3, rtol=1e-3)

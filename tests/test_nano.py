@@ -1,6 +1,8 @@
 """The shipped ``nano`` model (accessibility_lib/data/nano/): small, fast to load, better than unigram.
 
-Numbers below were measured on the shipped weights (see MODEL_CARD.md there and train_log.json).
+Anchors outside the weights: perplexity on the held-out chapters against a unigram fitted on those very
+targets, and the held-out text's own continuation of formulaic King James phrases (counted by the test).
+PPL_MAX was measured on the shipped weights (see MODEL_CARD.md there and train_log.json).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ NANO = Path(__file__).resolve().parents[1] / "accessibility_lib" / "data" / "nan
 N_WINDOWS = 24
 PPL_MAX = 35.0
 PROMPT = "And God said"
-# greedy continuation: ' unto him, I will not give thee a wife of the daughters of the land'
-GREEDY_IDS = [324, 334, 13, 298, 397, 343, 653, 398, 261, 975, 270, 260, 1311, 270, 260, 507]
+# Formulaic phrases of the King James text, each followed in the held-out chapters by one word far more often
+# than by any other; the expected word is counted in heldout.txt by the test (text outside the weights).
+KJV_CONTEXTS = ["And it came to", "Thus saith the", "the children of", "the house of the"]
 
 
 @pytest.fixture(scope="module")
@@ -95,9 +98,40 @@ def test_heldout_perplexity_beats_unigram(nano):
     assert log["heldout_ppl"] < 0.1 * log["unigram_ppl"]
 
 
-def test_greedy_continuation_is_recorded(nano):
+def _greedy_by_recompute(model, ids: torch.Tensor, n: int) -> list[int]:
+    """n greedy tokens by re-running the whole sequence each step (no KV cache, no generate())."""
+    seq = ids[0].tolist()
+    with torch.no_grad():
+        for _ in range(n):
+            seq.append(int(model(input_ids=torch.tensor([seq])).logits[0, -1].argmax()))
+    return seq[ids.shape[1] :]
+
+
+def test_greedy_continues_formulaic_kjv_phrases_as_the_heldout_text_does(nano):
+    """Outside anchor: the held-out King James chapters (never trained on) decide the expected next word."""
+    import collections
+    import re
+
+    tok, model = nano
+    text = (NANO / "heldout.txt").read_text(encoding="utf-8")
+    for context in KJV_CONTEXTS:
+        following = collections.Counter(m.group(1) for m in re.finditer(re.escape(context) + r"\s+(\w+)", text))
+        (word, count), *rest = following.most_common()
+        assert count >= 10 and count > sum(c for _, c in rest), (context, following)  # an absolute majority
+        x = tok(context, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            out = model.generate(x, max_new_tokens=3, do_sample=False, pad_token_id=tok.pad_token_id)
+        said = tok.decode(out[0, x.shape[1] :])
+        assert said.split()[0].strip(",.;:") == word, (context, said, following.most_common(3))
+
+
+def test_greedy_decoding_paths_agree(nano):
+    """generate() with its KV cache and a plain full-recompute argmax loop give the same 16 tokens."""
     tok, model = nano
     x = tok(PROMPT, return_tensors="pt")["input_ids"]
     with torch.no_grad():
-        out = model.generate(x, max_new_tokens=len(GREEDY_IDS), do_sample=False, pad_token_id=tok.pad_token_id)
-    assert out[0, x.shape[1] :].tolist() == GREEDY_IDS, tok.decode(out[0])
+        out = model.generate(x, max_new_tokens=16, do_sample=False, pad_token_id=tok.pad_token_id)
+    cont = out[0, x.shape[1] :].tolist()
+    assert cont == _greedy_by_recompute(model, x, 16), tok.decode(cont)
+    words = tok.decode(cont).split()
+    assert len(words) >= 8 and sum(w.strip(",.;:").isalpha() for w in words) >= 0.8 * len(words)  # English words
