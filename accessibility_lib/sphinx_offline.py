@@ -53,10 +53,11 @@ def _strip_and_check(app: Any, pagename: str, templatename: str, context: dict, 
 
 
 def _refresh_vendor(app: Any, exception: Exception | None) -> None:
-    """Re-copy book/_vendor into _static after every build.
+    """Re-copy book/_vendor (and book/_theme, the book's stylesheet) into _static after every build.
 
     Sphinx copies static files only when some page is rewritten, so an updated widget runtime
-    (a new npm version, a changed require_config.js) would otherwise stay stale in an up-to-date build.
+    (a new npm version, a changed require_config.js) or stylesheet would otherwise stay stale in an
+    up-to-date build.
     """
     if exception is not None or getattr(app.builder, "format", None) != "html":
         return
@@ -66,7 +67,7 @@ def _refresh_vendor(app: Any, exception: Exception | None) -> None:
 
     for entry in app.config.html_static_path:
         src = Path(app.confdir) / entry
-        if src.name == "_vendor" and src.is_dir():
+        if src.name in ("_vendor", "_theme") and src.is_dir():
             copy_asset(str(src), str(Path(app.outdir) / "_static"))
 
 
