@@ -50,13 +50,17 @@ def test_papermill_with_a_non_default_eps_convention(tmp_path: Path) -> None:
     nb = nbformat.read(out, as_version=4)
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
     text = _text_outputs(nb)
-    assert "2r/ε = 131072" in text
-    # Pythia-160M row: C = 768·ln(1 + 2^17)/ln 50304 = 835.94, ratio to 90.4 = 9.25 (paper: 9.24)
+    # Pythia-160M row: r = max L2 = 271, ε = r·2^-16, 2r/ε = 2^17, C = 768·ln(1 + 2^17)/ln 50304 = 835.94,
+    # ratio to the models list's 90.4 = 9.25 (paper: 9.24)
     row = next(line for line in text.splitlines() if line.startswith("| Pythia-160M |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[4] == "835.94" and cells[6] == "9.25" and cells[7] == "9.24" and cells[8] == "17.0"
-    # the default run (replication convention) gives the replication code's 590.09 instead
-    assert "590.09" not in row
+    assert cells[3] == "271" and cells[5] == "1.311e+05" and cells[6] == "835.94" and cells[8] == "9.25"
+    assert cells[9] == "9.24" and cells[10] == "17.0"
+    # the prose says what the table says (computed by the same run), not the default convention's numbers
+    sentence = next(line for line in text.splitlines() if line.startswith("For **Pythia-160M**"))
+    assert "131,072" in sentence and "835.94" in sentence and "9.25 times" in sentence and "590.09" not in sentence
+    verdict = next(line for line in text.splitlines() if line.startswith("Under **ε = r·2^-16**"))
+    assert "from 7.76 (Pythia-1B) to 19.06 (Qwen2-1.5B)" in verdict  # the table's own ratio range
 
 
 def test_nbval_lax() -> None:
