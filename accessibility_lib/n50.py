@@ -69,6 +69,7 @@ def locate_n50(
     spread: float = 0.25,
     seed: int = 0,
     n_min: int = 1,
+    known=None,
 ) -> N50Search:
     """Find the 50 % point of a decreasing success curve with few optimisation runs.
 
@@ -87,6 +88,9 @@ def locate_n50(
         n_start: first length tried (tokens). n_max: longest allowed (context). n_min: shortest (≥ 1).
         n_trials: targets a length in step 3 (the paper: 20).
         n_probe: targets a length in steps 1–2 (default: min(n_trials, max(5, n_trials // 4))).
+        known: optional ``(n, count) -> bool``: whether length n's targets are already evaluated (e.g. in
+            the result store). Steps 1–2 then take such a length in place of the one they would try when
+            it lies inside the same interval, so a resumed search reuses what a previous one crammed.
 
     Returns:
         An :class:`N50Search`.
@@ -108,6 +112,13 @@ def locate_n50(
     seen: dict[int, tuple[float, int]] = {}  # n -> (rate, targets)
     runs = cached = 0
 
+    def prefer_known(k: int, lo_: int, hi_: int) -> int:
+        """A known length in (lo_, hi_) next to k (the closest one), else k itself."""
+        if known is None:
+            return k
+        cands = [x for x in range(lo_ + 1, hi_) if x not in seen and known(x, n_probe)]
+        return min(cands, key=lambda x: (abs(x - k), x)) if cands else k
+
     def ev(k: int, count: int) -> float:
         nonlocal runs, cached
         if k not in seen or seen[k][1] < count:
@@ -121,7 +132,7 @@ def locate_n50(
     r = ev(n, n_probe)
     k = n
     while r >= 0.5 and k < n_max:  # grow until a failure side is seen
-        k = min(2 * k, n_max)
+        k = prefer_known(min(2 * k, n_max), k, min(2 * k, n_max) + 1)
         r = ev(k, n_probe)
     below = [x for x, (rate, _) in seen.items() if rate < 0.5]
     hi = min(below) if below else None
@@ -142,7 +153,7 @@ def locate_n50(
     centre = None
     if bracketed:
         while hi - lo > max(1, int(rel_tol * lo)):
-            mid = (lo + hi) // 2
+            mid = prefer_known((lo + hi) // 2, lo, hi)
             rate = ev(mid, n_probe)
             if rate > 0.5:
                 lo = mid

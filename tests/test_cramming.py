@@ -340,3 +340,18 @@ def test_artifact_round_trip_refits_exactly_and_resumes_on_a_fresh_store(tmp_pat
     assert "resumed" in out and "0 of 2 units to run" in out
     again = CR.load_artifact("nano", tmp_path / "art")
     assert [u["outcomes"] for u in again["units"]] == [u["outcomes"] for u in art["units"]]
+
+
+def test_locate_n50_reuses_lengths_already_evaluated():
+    """A resumed search with another start takes the lengths a previous search crammed, where they fit."""
+    rates = lambda n: 1.0 if n <= 24 else (0.9 if n <= 27 else 0.1)  # noqa: E731
+    done = {16, 24, 32}
+    asked = []
+
+    def evaluate(n, count):
+        asked.append(n)
+        return rates(n), (0 if n in done else count), (count if n in done else 0)
+
+    res = locate_n50(evaluate, 12, 256, n_trials=10, n_probe=10, n_around=0, known=lambda n, c: n in done)
+    assert 48 not in asked and 32 in asked  # doubling from 24 took the known 32, not a new 48
+    assert res.bracketed and res.bracket[1] <= 32
