@@ -1,7 +1,10 @@
 """Named parameter sets of the chapters and the declared type of every chapter parameter.
 
-Presets: ``smoke`` (tests, seconds), ``nano`` (the default: two CPU cores, minutes) and ``paper`` (the
-paper's models and sizes, on a GPU box). A chapter's ``parameters`` cell holds ``preset = "nano"`` plus
+Presets: ``smoke`` (tests, seconds), ``nano`` (the default: two CPU cores, minutes), ``paper`` (the
+paper's models and sizes, on a GPU box) and ``paper_tiny`` (the ``paper`` preset's structure — the same
+models, m values, target kinds, lengths and code paths — with every model replaced by its tiny
+random-weight stand-in, :mod:`accessibility_lib.standins`, and small sizes: every paper-scale code path on
+two CPU cores in minutes, before a GPU box sees it). A chapter's ``parameters`` cell holds ``preset = "nano"`` plus
 ``None`` for every overridable value; the cell right after it calls
 ``params = presets.from_namespace("cramming", globals())``: values left at ``None`` come from the
 preset, anything else overrides it, and every value is checked and coerced against
@@ -19,7 +22,7 @@ from .parameters import Param, ParameterError, check, device_available
 
 __all__ = ["PRESETS", "PRESET_NAMES", "PARAMETERS", "resolve", "from_namespace", "table", "ParameterError"]
 
-PRESET_NAMES = ("smoke", "nano", "paper")
+PRESET_NAMES = ("smoke", "nano", "paper", "paper_tiny")
 
 #: chapter name -> preset name -> parameters. Chapters add their entries here.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
@@ -275,7 +278,103 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "seed": 0,
         },
     },
+    # Chapter 7 (book/07_precision.ipynb): models are load_model names compared side by side (skipped when not
+    # available); n_prompts natural-text prompts of m tokens, n_directions random directions each, for the
+    # smallest output-changing perturbation of the soft prompt (grid_per_octave points per factor 2) and of h,
+    # for the next token and the n_tokens-token output, in each of dtypes; n_embed_prompts random prompts of
+    # embed_length tokens give each model's last-layer support (r, box, ellipsoid).
+    "precision": {
+        "smoke": {
+            "models": ["nano"],
+            "dtypes": ["float32"],
+            "n_prompts": 4,
+            "m": 2,
+            "n_tokens": 2,
+            "n_directions": 2,
+            "grid_per_octave": 1,
+            "n_embed_prompts": 16,
+            "embed_length": 8,
+            "device": "cpu",
+            "seed": 0,
+        },
+        "nano": {
+            "models": ["nano", "nano-mamba"],
+            "dtypes": ["float32", "bfloat16"],
+            "n_prompts": 12,
+            "m": 4,
+            "n_tokens": 4,
+            "n_directions": 3,
+            "grid_per_octave": 1,
+            "n_embed_prompts": 64,
+            "embed_length": 32,
+            "device": "cpu",
+            "seed": 0,
+        },
+        "paper": {
+            "models": ["EleutherAI/pythia-160m", "smollm2-135m", "gemma-3-270m", "nano", "nano-mamba"],
+            "dtypes": ["float32", "bfloat16", "float16"],
+            "n_prompts": 256,
+            "m": 8,
+            "n_tokens": 8,
+            "n_directions": 16,
+            "grid_per_octave": 4,
+            "n_embed_prompts": 1000,
+            "embed_length": 256,
+            "device": "cuda",
+            "seed": 0,
+        },
+    },
 }
+
+
+#: The sizes of ``paper_tiny``, per chapter: the only values in which it differs from ``paper`` besides the
+#: model names (each model becomes ``"standin:" + name``, see :func:`_paper_tiny`). Every chapter needs an
+#: entry (a test checks it), so a new chapter's paper-scale path is sized for CI on purpose, not by default.
+PAPER_TINY_SIZES: dict[str, dict[str, Any]] = {
+    "theory": {},
+    "argmax_cells": {"resolution": 48, "explorer_resolution": 32, "n_samples": 16, "device": "cpu"},
+    "cramming": {"n_targets": 3, "max_steps": 12, "patience": 6, "device": "cpu", "n_embed_prompts": 4},
+    "mean_field": {"n_prompts": 2, "n_pairs": 8, "real_pairs": 4},
+    "support": {"n_prompts": 4, "cell_samples": 2000, "cell_flops": 1e10, "device": "cpu", "token_budget": 4096},
+    "copying": {
+        "batch_size": 4,
+        "warmup_steps": 5,
+        "max_steps": 20,
+        "check_every": 10,
+        "n_strings": 2,
+        "device": "cpu",
+    },
+    "precision": {
+        "n_prompts": 2,
+        "n_directions": 2,
+        "grid_per_octave": 1,
+        "n_embed_prompts": 8,
+        "embed_length": 16,
+        "device": "cpu",
+    },
+}
+#: Parameters that hold model names, and the names that are the book's own (kept as they are in ``paper_tiny``).
+_MODEL_KEYS = ("model_name", "models", "bases", "real_models")
+_LOCAL_MODELS = ("scratch", "tiny", "nano", "nano-shape", "random-tiny", "nano-mamba")
+
+
+def _standin(name: Any) -> Any:
+    return name if not isinstance(name, str) or name in _LOCAL_MODELS else "standin:" + name
+
+
+def _paper_tiny(chapter: str) -> dict[str, Any]:
+    """The ``paper`` preset of ``chapter`` with every model name replaced by its stand-in and the sizes of
+    :data:`PAPER_TINY_SIZES` (a chapter without an entry keeps paper's sizes on the CPU)."""
+    out = dict(PRESETS[chapter]["paper"])
+    for key in _MODEL_KEYS:
+        if key in out:
+            out[key] = [_standin(v) for v in out[key]] if isinstance(out[key], list) else _standin(out[key])
+    out.update(PAPER_TINY_SIZES.get(chapter, {"device": "cpu"} if "device" in out else {}))
+    return out
+
+
+for _chapter in PRESETS:
+    PRESETS[_chapter]["paper_tiny"] = _paper_tiny(_chapter)
 
 
 def _conventions() -> tuple[str, ...]:
@@ -385,6 +484,24 @@ PARAMETERS: dict[str, dict[str, Param]] = {
         "check_every": Param("int", minimum=1, doc="steps between accuracy checks"),
         "eval_lengths": Param("list[int]", minimum=1, min_items=2, doc="string lengths evaluated"),
         "n_strings": Param("int", minimum=1, doc="held-out strings per length"),
+        "device": _DEVICE,
+        "seed": _SEED,
+    },
+    "precision": {
+        "models": Param("list[str]", min_items=1, doc="load_model names compared side by side"),
+        "dtypes": Param(
+            "list[str]",
+            choices=("float32", "bfloat16", "float16"),
+            min_items=1,
+            doc="dtypes the models run in for the perturbation measurement",
+        ),
+        "n_prompts": Param("int", minimum=1, maximum=100_000, doc="natural-text prompts"),
+        "m": Param("int", minimum=1, maximum=1024, doc="prompt length (tokens, read as input vectors)"),
+        "n_tokens": Param("int", minimum=1, maximum=1024, doc="greedy output length compared"),
+        "n_directions": Param("int", minimum=1, maximum=10_000, doc="random directions per prompt"),
+        "grid_per_octave": Param("int", minimum=1, maximum=64, doc="search grid points per factor 2"),
+        "n_embed_prompts": Param("int", minimum=2, doc="random prompts whose last-layer embeddings give the support"),
+        "embed_length": Param("int", minimum=1, doc="their length (tokens)"),
         "device": _DEVICE,
         "seed": _SEED,
     },
