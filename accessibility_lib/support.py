@@ -32,6 +32,7 @@ from .results import ResultStore
 
 __all__ = [
     "load_available",
+    "check_context",
     "random_tiny_handle",
     "ModelSupport",
     "analyse_model",
@@ -84,19 +85,48 @@ def random_tiny_handle(seed: int = 0, *, d_model: int = 64, d_vocab: int = 512, 
     return wrap_model(model, _Tok(), name=name, verify=False)
 
 
-def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float32, fallback: bool = True):
+def check_context(handle, name: str, lengths) -> None:
+    """Raise ValueError unless every prompt length fits the model's context (before any work).
+
+    Raises:
+        ValueError: naming the model, its context n_ctx (tokens) and the lengths past it.
+    """
+    from .embeddings import context_length
+
+    n_ctx = context_length(handle)
+    too_long = sorted({int(ell) for ell in lengths if int(ell) > n_ctx})
+    if too_long:
+        raise ValueError(
+            f"model {name!r} holds {n_ctx} tokens of context, but lengths {too_long} exceed it (lengths = "
+            f"{sorted(int(ell) for ell in lengths)}): drop those lengths (e.g. -p lengths '[4, 16, 64]') or this model"
+        )
+
+
+def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float32, fallback: bool = True, lengths=None):
     """Load every model in ``names`` that is available offline; note the others.
+
+    Args:
+        names: load_model names (``"random-tiny"``: an untrained GPT-NeoX, :func:`random_tiny_handle`).
+        device, dtype: where and in what dtype to load them.
+        fallback: when none loads, use ``random-tiny`` instead.
+        lengths: the prompt lengths (tokens) the analysis will use. Every loaded model is checked
+            against them here, before any work (:func:`check_context`), and the ``random-tiny``
+            fallback is built with a context that holds the longest.
 
     Returns:
         ``(handles, notes)``: a list of ``(name, handle)`` and a list of one-line reasons for the
         models skipped. When none loads and ``fallback`` is set, ``random-tiny`` is used.
+
+    Raises:
+        ValueError: a model that loads but whose context is shorter than the longest of ``lengths``.
     """
     from .models import load_model
 
+    n_ctx = max([256, *(int(ell) for ell in lengths or [])])  # random-tiny holds every length asked for
     handles, notes = [], []
     for name in names:
         if name == "random-tiny":
-            handles.append((name, random_tiny_handle()))
+            handles.append((name, random_tiny_handle(n_ctx=n_ctx)))
             continue
         try:
             handles.append((name, load_model(name, device=device, dtype=dtype)))
@@ -104,7 +134,10 @@ def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float3
             notes.append(f"{name}: skipped ({' '.join(str(exc).split())[:240]})")
     if not handles and fallback:
         notes.append("no listed model is available: using random-tiny (an untrained GPT-NeoX) instead")
-        handles.append(("random-tiny", random_tiny_handle()))
+        handles.append(("random-tiny", random_tiny_handle(n_ctx=n_ctx)))
+    if lengths is not None:
+        for name, handle in handles:
+            check_context(handle, name, lengths)
     return handles, notes
 
 
@@ -164,10 +197,16 @@ def _code_digest() -> str:
 def _stats(geo) -> dict:
     import math
 
-    return {"samples": geo.n_points, "l1": geo.radii["l1"], "l2": geo.radii["l2"], "linf": geo.radii["linf"],
-            "mean_cos": geo.mean_cosine, "min_cos": geo.min_cosine,
-            "alpha_enclosing_deg": math.degrees(geo.cone.half_angle),
-            "alpha_paper_deg": math.degrees(geo.paper_cone_half_angle)}
+    return {
+        "samples": geo.n_points,
+        "l1": geo.radii["l1"],
+        "l2": geo.radii["l2"],
+        "linf": geo.radii["linf"],
+        "mean_cos": geo.mean_cosine,
+        "min_cos": geo.min_cosine,
+        "alpha_enclosing_deg": math.degrees(geo.cone.half_angle),
+        "alpha_paper_deg": math.degrees(geo.paper_cone_half_angle),
+    }
 
 
 def analyse_model(
@@ -182,6 +221,7 @@ def analyse_model(
     token_budget: int = 8192,
     store: ResultStore | None = None,
     seed: int = 0,
+    effective_eps: bool = True,
 ) -> ModelSupport:
     """Run the Section 5.2–5.3 measurement on one model (see the module docstring).
 
@@ -191,6 +231,9 @@ def analyse_model(
         cell_samples: points for the cell volumes, capped at ``cell_flops``/(2·d·|V|) (never below 1000).
         source: prompt tokens, "random" (uniform non-special ids) or "text".
         token_budget: tokens per forward batch. store: result store (embeddings and columns cached).
+        effective_eps: also measure the ε the model shows at natural prompts (chapter 7,
+            :func:`accessibility_lib.perturbation.model_effective_eps`, h space, 32 prompts of 4 tokens)
+            and add the ball and ellipsoid rows at that ε (:data:`accessibility_lib.table1.EXTRA_ROWS`).
 
     Raises:
         ValueError: on bad counts or lengths, or (from the steps) lengths past the context, degenerate
@@ -198,19 +241,36 @@ def analyse_model(
     """
     n_prompts = check_int("n_prompts", n_prompts, minimum=2)
     cell_samples = check_int("cell_samples", cell_samples, minimum=1)
+    check_context(handle, name, lengths)  # before any work, naming the model
     vocab = int(handle.d_vocab)
     cell_samples = min(cell_samples, max(1000, int(min(cell_flops, 1e30) / (2.0 * handle.d_model * vocab))))
     lengths = sorted(int(x) for x in lengths)
     key_name = f"{name}@{weights_fingerprint(handle)}"  # a retrained model never reuses stale results
-    emb = sample_embeddings(handle, n_prompts, lengths, source=source, seed=seed, token_budget=token_budget,
-                            store=store, model_key=key_name, desc=f"{name}: embeddings")
+    emb = sample_embeddings(
+        handle,
+        n_prompts,
+        lengths,
+        source=source,
+        seed=seed,
+        token_budget=token_budget,
+        store=store,
+        model_key=key_name,
+        desc=f"{name}: embeddings",
+    )
     all_h = np.concatenate([emb[ell] for ell in lengths])  # (N·|lengths|, d)
     geo = geometry.fit_support(all_h)
     by_length = {ell: geometry.fit_support(np.concatenate([emb[k] for k in lengths if k <= ell])) for ell in lengths}
     columns = {}
     for method in table1.METHODS:
-        key = {"model": key_name, "method": method, "embeddings": _digest([n_prompts, lengths, source, seed]),
-               "n_samples": cell_samples, "seed": seed, "what": "table1 column", "code": _code_digest()}
+        key = {
+            "model": key_name,
+            "method": method,
+            "embeddings": _digest([n_prompts, lengths, source, seed]),
+            "n_samples": cell_samples,
+            "seed": seed,
+            "what": "table1 column",
+            "code": _code_digest(),
+        }
         got = store.get("table1", key) if store is not None else None
         if got is not None:
             columns[method] = table1.Column.from_dict(got)
@@ -218,12 +278,29 @@ def analyse_model(
         if method == "replication":
             col = table1.replication_column(name, all_h, handle.W_U.detach(), vocab, n_samples=cell_samples, seed=seed)
         else:
-            col = table1.corrected_column(name, all_h, handle.W_U.detach(), handle.b_U.detach(), vocab,
-                                          n_samples=cell_samples, seed=seed)
+            col = table1.corrected_column(
+                name, all_h, handle.W_U.detach(), handle.b_U.detach(), vocab, n_samples=cell_samples, seed=seed
+            )
         if store is not None:
             store.put("table1", key, col.to_dict())
         columns[method] = col
-    return ModelSupport(name, geo.d, vocab, n_prompts, lengths, geo, _stats(geo), by_length, columns)
+    stats = _stats(geo)
+    if effective_eps:
+        key = {"model": key_name, "what": "effective eps", "space": "h", "n_prompts": 32, "m": 4, "seed": seed}
+        got = store.get("effective_eps", key) if store is not None else None
+        if got is None:
+            from .perturbation import model_effective_eps
+
+            eff = model_effective_eps(handle, space="h", n_prompts=32, m=4, seed=seed)
+            got = {"eps": float(eff.eps), "ci": [float(c) for c in eff.ci],
+                   "what": f"2 × median L∞ distance from h to the nearest other next token, {eff.n_prompts} natural "
+                           f"prompts of 4 tokens ({eff.dtype})"}
+            if store is not None:
+                store.put("effective_eps", key, got)
+        stats["eps_eff"], stats["eps_eff_ci"] = got["eps"], got["ci"]
+        for col in columns.values():
+            table1.add_effective_eps_rows(col, all_h, got["eps"], tuple(got["ci"]), got["what"])
+    return ModelSupport(name, geo.d, vocab, n_prompts, lengths, geo, stats, by_length, columns)
 
 
 @torch.no_grad()
@@ -259,21 +336,40 @@ def radius_variants(handle, n_prompts: int = 32, length: int = 16, seed: int = 0
     z = h @ handle.W_U.float().T + handle.b_U.float()
     if handle.softcap:
         z = handle.softcap * torch.tanh(z / handle.softcap)
-    out = {name: {"l2": float(v.norm(dim=1).max()), "linf": float(v.abs().max())}
-           for name, v in (("post-norm h", h), ("pre-norm", pre), ("normalised, no weight", unweighted),
-                           ("h/√d", h / d**0.5))}
+    out = {
+        name: {"l2": float(v.norm(dim=1).max()), "linf": float(v.abs().max())}
+        for name, v in (
+            ("post-norm h", h),
+            ("pre-norm", pre),
+            ("normalised, no weight", unweighted),
+            ("h/√d", h / d**0.5),
+        )
+    }
     w = norm.weight.float()
-    return {"radii": out, "norm_weight_min": float(w.min()), "norm_weight_max": float(w.max()),
-            "logit_error": float((z - logits).abs().max()), "prompts": n_prompts, "length": length}
+    return {
+        "radii": out,
+        "norm_weight_min": float(w.min()),
+        "norm_weight_max": float(w.max()),
+        "logit_error": float((z - logits).abs().max()),
+        "prompts": n_prompts,
+        "length": length,
+    }
 
 
 def write_artifact(result: ModelSupport, path=None, provenance: dict | None = None) -> Path:
     """Write a model's support analysis (statistics and both Table 1 columns) as JSON, atomically."""
     path = Path(path or ARTIFACT_DIR / f"{result.name}.json")
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"model": result.name, "d": result.d, "vocab": result.vocab_size, "n_prompts": result.n_prompts,
-            "lengths": result.lengths, "stats": result.stats,
-            "columns": {m: c.to_dict() for m, c in result.columns.items()}, "provenance": provenance or {}}
+    data = {
+        "model": result.name,
+        "d": result.d,
+        "vocab": result.vocab_size,
+        "n_prompts": result.n_prompts,
+        "lengths": result.lengths,
+        "stats": result.stats,
+        "columns": {m: c.to_dict() for m, c in result.columns.items()},
+        "provenance": provenance or {},
+    }
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
     os.replace(tmp, path)
@@ -290,11 +386,22 @@ def load_artifact(name: str, folder=None) -> ModelSupport:
     if not path.exists():
         raise SupportArtifactMissingError(
             f"no support artifact for {name!r} at {path}; write it (the model must be fetched) with:\n"
-            f"    .venv/bin/python scripts/support_artifact.py --model {name}")
+            f"    .venv/bin/python scripts/support_artifact.py --model {name}"
+        )
     data = json.loads(path.read_text())
     cols = {m: table1.Column.from_dict(c) for m, c in data["columns"].items()}
-    return ModelSupport(data["model"], int(data["d"]), int(data["vocab"]), int(data["n_prompts"]), data["lengths"],
-                        None, data["stats"], {}, cols, data.get("provenance", {}))
+    return ModelSupport(
+        data["model"],
+        int(data["d"]),
+        int(data["vocab"]),
+        int(data["n_prompts"]),
+        data["lengths"],
+        None,
+        data["stats"],
+        {},
+        cols,
+        data.get("provenance", {}),
+    )
 
 
 def html_table(rows: list[dict], index: str | None = None):

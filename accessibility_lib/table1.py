@@ -37,10 +37,12 @@ from . import bounds, convolution, geometry, precision
 from ._checks import check_int
 from .regions import Box, enclosing_ellipsoid
 
-__all__ = ["ROWS", "METHODS", "Row", "CellsSummary", "Column", "replication_column", "corrected_column",
+__all__ = ["ROWS", "EXTRA_ROWS", "add_effective_eps_rows", "METHODS", "Row", "CellsSummary", "Column", "replication_column", "corrected_column",
            "float16_grid_count"]
 
 ROWS = ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ellipsoid + variable ε")
+#: rows the paper does not have: the ball and the ellipsoid at the ε a model shows (chapter 7)
+EXTRA_ROWS = ("ball, effective ε", "ellipsoid, effective ε")
 METHODS = ("replication", "corrected")
 LN4 = math.log(4.0)
 
@@ -172,7 +174,35 @@ def float16_grid_count(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         mag = bits & 0x7FFF
         return np.where(bits & 0x8000, -mag, mag)
 
-    return np.maximum(ordinal(hi) - ordinal_up(lo) + 1, 1)
+    with np.errstate(over="ignore"):  # np.where evaluates nextafter past ±65504 too; those branches are unused
+        return np.maximum(ordinal(hi) - ordinal_up(lo) + 1, 1)
+
+
+def add_effective_eps_rows(col: Column, h, eps_eff: float, ci: tuple[float, float], what: str) -> None:
+    """Add the :data:`EXTRA_ROWS` to a column: ball (r = max L2) and its ellipsoid at a measured ε_eff.
+
+    Only the corrected column gets numbers; the authors' code has no such rows.
+
+    Args:
+        col: the column to extend. h: ``(N, d)`` the embeddings it was computed from.
+        eps_eff: the effective ε (embedding units), e.g. from
+            :func:`accessibility_lib.perturbation.model_effective_eps`. ci: its interval. what: how it was measured.
+    """
+    if col.method != "corrected":
+        for name in EXTRA_ROWS:
+            col.rows[name] = Row(None, None, None, None, "not in the authors' code")
+        return
+    x = _h(h)
+    lnV = math.log(col.vocab)
+    r2 = float(x.norm(dim=1).max())
+    lp_ball = bounds.log_packing_ball(col.d, r2, eps_eff, 1)
+    a = enclosing_ellipsoid(x).semi_axes.numpy()
+    lp_ell = float(np.sum(np.log1p(2.0 * a / eps_eff)))
+    note = f"ε_eff = {eps_eff:.3g} [{ci[0]:.3g}, {ci[1]:.3g}]: {what}"
+    col.rows["ball, effective ε"] = Row(lp_ball / lnV, lp_ball, r2, eps_eff, note,
+                                        "typical-prompt sensitivity, not a precision the theorem guarantees")
+    col.rows["ellipsoid, effective ε"] = Row(lp_ell / lnV, lp_ell, float(a.max()), eps_eff, note,
+                                             "typical-prompt sensitivity, not a precision the theorem guarantees")
 
 
 def replication_column(model: str, h, W_U, vocab: int | None = None, *, n_samples: int = 20000, seed: int = 0) -> Column:
