@@ -291,15 +291,21 @@ def analyse_model(
         if got is None:
             from .perturbation import model_effective_eps
 
-            eff = model_effective_eps(handle, space="h", n_prompts=32, m=4, seed=seed)
-            got = {"eps": float(eff.eps), "ci": [float(c) for c in eff.ci],
-                   "what": f"2 × median L∞ distance from h to the nearest other next token, {eff.n_prompts} natural "
-                           f"prompts of 4 tokens ({eff.dtype})"}
-            if store is not None:
-                store.put("effective_eps", key, got)
-        stats["eps_eff"], stats["eps_eff_ci"] = got["eps"], got["ci"]
-        for col in columns.values():
-            table1.add_effective_eps_rows(col, all_h, got["eps"], tuple(got["ci"]), got["what"])
+            try:
+                eff = model_effective_eps(handle, space="h", n_prompts=32, m=4, seed=seed)
+            except ValueError as exc:  # e.g. an untrained stand-in without a real tokenizer: no natural prompts
+                eff = None
+                stats["eps_eff_note"] = f"effective ε not measured: {exc}"
+            if eff is not None:
+                got = {"eps": float(eff.eps), "ci": [float(c) for c in eff.ci],
+                       "what": f"2 × median L∞ distance from h to the nearest other next token, {eff.n_prompts} "
+                               f"natural prompts of 4 tokens ({eff.dtype})"}
+                if store is not None:
+                    store.put("effective_eps", key, got)
+        if got is not None:
+            stats["eps_eff"], stats["eps_eff_ci"] = got["eps"], got["ci"]
+            for col in columns.values():
+                table1.add_effective_eps_rows(col, all_h, got["eps"], tuple(got["ci"]), got["what"])
     return ModelSupport(name, geo.d, vocab, n_prompts, lengths, geo, stats, by_length, columns)
 
 
