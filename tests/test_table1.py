@@ -105,3 +105,16 @@ def test_every_row_recomputes_from_its_printed_r_and_eps_on_nano():
 
 
 LN4 = math.log(4.0)
+
+
+def test_effective_eps_rows_use_the_measured_eps(cloud):
+    h, W = cloud
+    cor = table1.corrected_column("toy", h, W, torch.zeros(40, dtype=torch.float64), n_samples=500)
+    rep = table1.replication_column("toy", h, W, n_samples=500)
+    for col in (cor, rep):
+        table1.add_effective_eps_rows(col, h, 0.01, (0.005, 0.02), "a test")
+    r2 = np.linalg.norm(h, axis=1).max()
+    row = cor.rows["ball, effective ε"]
+    assert row.eps == 0.01 and row.C == pytest.approx(12 * math.log1p(2 * r2 / 0.01) / math.log(40), rel=1e-12)
+    assert row.caveat and "typical" in row.caveat
+    assert rep.rows["ball, effective ε"].C is None  # the authors' method has no such row
