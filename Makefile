@@ -8,8 +8,9 @@ book:  ## set up, then build the static site into _build/html, executing every c
 	ACCESSIBILITY_BOOK_BUILD=1 .venv/bin/jupyter-book build . -W -n --keep-going
 	@echo "Site built: open _build/html/index.html"
 
-test:  ## set up (including chromium and SmolLM2-135M), then run the whole test suite
+test:  ## set up (including chromium and SmolLM2-135M), then the contributor checks and the whole test suite
 	bash scripts/setup.sh --browser --models
+	.venv/bin/pre-commit run --all-files --show-diff-on-failure
 	$(PY) -m pytest tests
 
 setup:
@@ -32,8 +33,9 @@ rerun:  ## execute chapters with papermill for PRESET on DEVICE into RUNS (resul
 	bash scripts/setup.sh
 	$(PY) scripts/rerun.py --preset $(PRESET) --device $(DEVICE) --out $(RUNS) $(CHAPTERS)
 
-site-from-runs:  ## build the site from the executed notebooks in RUNS, without re-executing them
-	$(PY) scripts/build_from_runs.py $(RUNS)
+# RUNS or PRESET given: that folder; neither: the run folder written last under runs/ (the script lists the others)
+site-from-runs:  ## build the site from the executed notebooks in RUNS (default: the latest under runs/), no re-execution
+	$(PY) scripts/build_from_runs.py $(if $(filter command line environment,$(origin RUNS) $(origin PRESET)),$(RUNS))
 
 paper:  ## rerun every chapter at paper scale on a GPU, then publish the executed notebooks as the site
 	bash scripts/setup.sh --models

@@ -2,18 +2,23 @@
 """Build the static site from a folder of executed notebooks, without re-executing them.
 
     python scripts/build_from_runs.py runs/paper            # site in runs/paper/_site/_build/html
+    python scripts/build_from_runs.py                       # the most recent folder under runs/
 
-The folder is what ``scripts/rerun.py`` wrote (for instance on a GPU box, then copied back). The book's
-sources are staged in ``<runs>/_site``, every chapter that ran replaces its committed (output-free)
-notebook, execution is switched off, and the execution-status page is generated from each notebook's
-``accessibility_run`` record: chapter, status, preset, model, device, wall time, commit, machine, date.
-Chapters missing from the folder are shown unexecuted and listed as "not run".
+The folder is what ``scripts/rerun.py`` wrote (for instance on a GPU box, then copied back); without an
+argument, the run folder under ``runs/`` written last (``runs.json``) is used, and the others are listed.
+The book's sources are staged in ``<runs>/_site``, every chapter that ran replaces its committed
+(output-free) source, execution is switched off, and the execution-status page is generated from each
+notebook's ``accessibility_run`` record: chapter, status (with the failing cell and kind of failure),
+preset, model, device, wall time, commit, machine, date. Chapters missing from the folder are published
+unexecuted, with a banner at the top of the page saying so, and listed as "not run"; a chapter whose run
+failed gets a banner naming the cell where it stopped.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +28,59 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rerun import toc_chapters  # noqa: E402
+from rerun import failure_text, toc_chapters  # noqa: E402
+
+RUNS_HOME = ROOT / "runs"
+
+
+def run_folders(home: Path = RUNS_HOME) -> list[Path]:
+    """Folders under ``home`` written by ``scripts/rerun.py`` (they hold ``runs.json``), most recent first."""
+    if not home.is_dir():
+        return []
+    found = [d for d in home.iterdir() if d.is_dir() and (d / "runs.json").is_file()]
+    return sorted(found, key=lambda d: (d / "runs.json").stat().st_mtime, reverse=True)
+
+
+def choose_runs(given: str | None, home: Path = RUNS_HOME) -> Path:
+    """The run folder to publish: ``given``, or the most recent one under ``home``.
+
+    Raises:
+        SystemExit: ``given`` is not a folder, or no argument and no run folder exists; the message lists
+            the run folders that do exist and the command that makes one.
+    """
+    folders = run_folders(home)
+    listing = ", ".join(_rel(d) for d in folders) or "none"
+    how = "make rerun PRESET=nano DEVICE=cpu (or: python scripts/rerun.py --preset nano --out runs/nano)"
+    if given:
+        path = Path(given).resolve()
+        if not path.is_dir():
+            raise SystemExit(
+                f"{given} is not a folder of executed notebooks; run folders under {_rel(home)}/: {listing}"
+            )
+        return path
+    if not folders:
+        raise SystemExit(f"no run folder under {_rel(home)}/ (none holds a runs.json); make one with: {how}")
+    print(f"Publishing the most recent run folder, {_rel(folders[0])} (run folders: {listing})", flush=True)
+    return folders[0]
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def status_text(record: dict) -> str:
+    """The status column of a chapter: ``ok``, ``not run``, or ``failed: <kind> in cell <i> (`line`): <error>``."""
+    status = record.get("status", "not run")
+    if status != "failed":
+        return status
+    if "failure" not in record:  # a record written before failures were classified
+        return f"failed (cell {record.get('cell')}: {str(record.get('error', ''))[:120]})"
+    where = f"cell {record['cell']}" if record.get("cell") is not None else "no cell (none had started)"
+    line = f" (`{record['cell_line']}`)" if record.get("cell_line") else ""
+    return f"failed: {record['failure']} in {where}{line}: {str(record.get('error', ''))[:160]}"
 
 
 def status_page(records: list[dict]) -> str:
@@ -31,17 +88,15 @@ def status_page(records: list[dict]) -> str:
         "# Execution status",
         "",
         "These pages were executed by `scripts/rerun.py` and published as they are (not re-executed).",
+        "A chapter marked *not run* is shown without outputs; a failed one stops at the cell named here.",
         "",
         "| chapter | status | preset | model | device | wall time (s) | commit | machine | date |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
-        status = r.get("status", "not run")
-        if status == "failed":
-            status = f"failed (cell {r.get('cell')}: {str(r.get('error', ''))[:80]})"
         cells = [
             r["chapter"],
-            status,
+            status_text(r),
             r.get("preset", ""),
             r.get("model", ""),
             r.get("device", ""),
@@ -50,38 +105,105 @@ def status_page(records: list[dict]) -> str:
             r.get("machine", ""),
             r.get("date", ""),
         ]
-        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+        lines.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", help="folder written by scripts/rerun.py")
-    parser.add_argument("--no-strict", action="store_true", help="do not turn warnings into errors")
-    args = parser.parse_args(argv)
-    runs = Path(args.runs).resolve()
-    if not runs.is_dir():
-        raise SystemExit(f"{runs} is not a folder of executed notebooks")
+def _run_settings(runs: Path) -> dict:
+    """Preset and device of the run in ``runs`` (from its runs.json), for the command that completes it."""
+    try:
+        records = json.loads((runs / "runs.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    for r in records if isinstance(records, list) else []:
+        if isinstance(r, dict) and r.get("preset"):
+            return {"PRESET": r["preset"], "DEVICE": r.get("device") if r.get("device") != "default" else None}
+    return {}
 
-    stage = runs / "_site"
+
+def banner(record: dict, runs: Path) -> str | None:
+    """The MyST admonition put under a chapter's title, or None for a chapter that ran to the end."""
+    status = record.get("status")
+    if status == "not run":
+        settings = {**_run_settings(runs), "RUNS": _rel(runs), "CHAPTERS": record["chapter"]}
+        command = "make rerun " + " ".join(f"{k}={v}" for k, v in settings.items() if v)
+        return (
+            "```{warning}\n**Not run for this site.** This chapter was not executed in the run published here "
+            f"(`{_rel(runs)}`): its code is shown without outputs, and no figure or number on this page comes "
+            f"from that run. Execute it with `{command}`.\n```"
+        )
+    if status == "failed":
+        return (
+            "```{error}\n**This chapter's run failed** "
+            f"({failure_text(record) if 'failure' in record else record.get('error', '')}). "
+            "Outputs stop at that cell; the cells after it were not run.\n```"
+        )
+    if status != "ok":
+        return f"```{{warning}}\nThis chapter's run has no execution record (status: {status}).\n```"
+    return None
+
+
+_TITLE = re.compile(r"^# \S", re.M)
+
+
+def add_banner_md(text: str, note: str) -> str:
+    """Insert ``note`` right under the first ``# title`` line of a MyST Markdown page (after any front matter)."""
+    match = _TITLE.search(text)
+    if match is None:
+        return note + "\n\n" + text
+    end = text.index("\n", match.start()) if "\n" in text[match.start() :] else len(text)
+    return text[:end] + "\n\n" + note + "\n" + text[end:]
+
+
+def add_banner_ipynb(nb: dict, note: str) -> dict:
+    """Insert ``note`` under the title of the first Markdown cell of a notebook (a new cell if none has a title)."""
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            if _TITLE.search(source):
+                cell["source"] = add_banner_md(source, note)
+                return nb
+    nb.setdefault("cells", []).insert(0, {"cell_type": "markdown", "metadata": {}, "source": note})
+    return nb
+
+
+def stage_site(runs: Path, stage: Path, root: Path = ROOT, chapters: list[str] | None = None) -> list[dict]:
+    """Stage the book's sources in ``stage`` with the executed notebooks of ``runs``; returns the status records.
+
+    A chapter that ran is published from its executed ``.ipynb`` (its MyST source is removed from the stage);
+    one that did not is published from its MyST source, without outputs, under a "not run" banner.
+    """
     if stage.exists():
         shutil.rmtree(stage)
-    stage.mkdir()
-    shutil.copytree(ROOT / "book", stage / "book", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "_build"))
-    shutil.copy(ROOT / "_toc.yml", stage / "_toc.yml")
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    stage.mkdir(parents=True)
+    shutil.copytree(root / "book", stage / "book", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "_build"))
+    shutil.copy(root / "_toc.yml", stage / "_toc.yml")
+    config = yaml.safe_load((root / "_config.yml").read_text())
     config.setdefault("execute", {})["execute_notebooks"] = "off"
+    # the executed notebooks are the sources here (the normal build reads the MyST files and skips the .ipynb)
+    config["exclude_patterns"] = [p for p in config.get("exclude_patterns", []) if not str(p).endswith(".ipynb")]
     (stage / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
 
     records = []
-    for stem in toc_chapters():
+    for stem in chapters if chapters is not None else toc_chapters():
         executed = runs / f"{stem}.ipynb"
+        md, ipynb = stage / "book" / f"{stem}.md", stage / "book" / f"{stem}.ipynb"
         if executed.exists():
-            shutil.copy(executed, stage / "book" / f"{stem}.ipynb")
             nb = json.loads(executed.read_text())
-            records.append(nb.get("metadata", {}).get("accessibility_run", {"chapter": stem, "status": "unknown"}))
+            record = nb.get("metadata", {}).get("accessibility_run", {"chapter": stem, "status": "unknown"})
+            note = banner(record, runs)
+            if note:
+                nb = add_banner_ipynb(nb, note)
+            ipynb.write_text(json.dumps(nb, indent=1, ensure_ascii=False))
+            md.unlink(missing_ok=True)
         else:
-            records.append({"chapter": stem, "status": "not run"})
+            record = {"chapter": stem, "status": "not run"}
+            if md.exists():
+                md.write_text(add_banner_md(md.read_text(), banner(record, runs)))
+                ipynb.unlink(missing_ok=True)
+            elif ipynb.exists():
+                ipynb.write_text(json.dumps(add_banner_ipynb(json.loads(ipynb.read_text()), banner(record, runs))))
+        records.append(record)
     (stage / "book" / "status.md").write_text(status_page(records))
     toc = (stage / "_toc.yml").read_text()
     if "book/status" not in toc.replace("#  - file: book/status", ""):
@@ -89,6 +211,22 @@ def main(argv: list[str] | None = None) -> int:
         if "book/status" not in toc:
             toc += "  - file: book/status\n"
         (stage / "_toc.yml").write_text(toc)
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "runs", nargs="?", default=None, help="folder written by scripts/rerun.py (default: the latest under runs/)"
+    )
+    parser.add_argument("--no-strict", action="store_true", help="do not turn warnings into errors")
+    args = parser.parse_args(argv)
+    runs = choose_runs(args.runs)
+    stage = runs / "_site"
+    records = stage_site(runs, stage)
+    missing = [r["chapter"] for r in records if r.get("status") == "not run"]
+    if missing:
+        print(f"Not run in {_rel(runs)} (published without outputs, with a banner): {', '.join(missing)}", flush=True)
 
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(stage)]
     if not args.no_strict:

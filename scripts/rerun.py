@@ -7,8 +7,9 @@
 
 Writes ``<out>/<chapter>.ipynb`` (executed) and keeps the result store in ``<out>/results`` (through
 ``ACCESSIBILITY_RESULTS``), so re-running the command reuses every finished result. A failing chapter
-does not stop the others; at the end a summary names each failure with its cell and error, and the
-exit status is 1. Each executed notebook records its run (preset, device, parameters, model, wall
+does not stop the others; at the end a summary names each failure: its kind (a cell raised, the kernel
+died, a cell timed out), the cell that was running (index in the executed notebook and first line) and
+the error; the exit status is 1. Each executed notebook records its run (preset, device, parameters, model, wall
 time, commit, machine, date, status) in its metadata under ``accessibility_run``; ``build_from_runs.py``
 turns those into the site's execution-status page.
 """
@@ -37,6 +38,86 @@ CHAPTERS = {
     "05_support": "support",
     "06_copying": "copying",
 }
+
+
+#: kinds of failure named in the summary and on the status page
+FAILURE_KINDS = ("raised", "kernel died", "timed out", "error")
+
+
+def first_line(source: str, width: int = 100) -> str:
+    """The first non-blank line of a cell's source, shortened to ``width`` characters."""
+    for line in str(source).splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= width else line[: width - 1] + "…"
+    return ""
+
+
+def _running_cell(executed: Path | None) -> tuple[int | None, str, int | None]:
+    """(index, first line, execution count) of the last cell papermill started in an executed notebook.
+
+    Papermill stamps ``metadata.papermill.start_time`` on a cell when it starts it and leaves the cells it
+    never reached without one, so the last stamped cell is the one that was running when execution stopped.
+    Indices count the cells of the executed notebook (papermill's injected-parameters cell included).
+    """
+    if executed is None:
+        return None, "", None
+    try:
+        cells = json.loads(executed.read_text()).get("cells", [])
+    except (OSError, ValueError):
+        return None, "", None
+    started = [i for i, c in enumerate(cells) if (c.get("metadata", {}).get("papermill") or {}).get("start_time")]
+    if not started:
+        return None, "", None
+    i = started[-1]
+    source = cells[i].get("source", "")
+    return i, first_line("".join(source) if isinstance(source, list) else source), cells[i].get("execution_count")
+
+
+def describe_failure(exc: BaseException, executed: Path | None, timeout: int | None = None) -> dict:
+    """What failed, where: ``failure`` (one of :data:`FAILURE_KINDS`), ``cell``, ``cell_line``, ``exec_count``, ``error``.
+
+    ``raised``: a cell raised an exception (papermill names the cell). ``kernel died``: the kernel process
+    ended (killed, out of memory) while a cell ran. ``timed out``: a cell ran past the per-cell timeout.
+    ``error``: anything else (the kernel did not start, the notebook could not be read); ``cell`` is None
+    when no cell had started. For the last three the cell is read off the executed notebook (see
+    :func:`_running_cell`).
+    """
+    import papermill as pm
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    if isinstance(exc, pm.PapermillExecutionError):
+        return {
+            "failure": "raised",
+            "cell": exc.cell_index,
+            "cell_line": first_line(exc.source),
+            "exec_count": exc.exec_count,
+            "error": f"{exc.ename}: {exc.evalue}",
+        }
+    cell, line, count = _running_cell(executed)
+    if isinstance(exc, DeadKernelError):
+        kind, error = (
+            "kernel died",
+            f"{type(exc).__name__}: the kernel process ended while this cell ran (killed or out of memory)",
+        )
+    elif isinstance(exc, CellTimeoutError):
+        kind = "timed out"
+        error = f"{type(exc).__name__}: the cell ran past the per-cell timeout" + (
+            f" of {timeout} s" if timeout else ""
+        )
+    else:
+        kind, error = "error", f"{type(exc).__name__}: {first_line(str(exc), 300)}"
+    return {"failure": kind, "cell": cell, "cell_line": line, "exec_count": count, "error": error}
+
+
+def failure_text(record: dict) -> str:
+    """One line naming a failed run's cell and kind of failure.
+
+    For instance ``cell 3 `os.kill(os.getpid(), 9)` — kernel died: DeadKernelError: ...``.
+    """
+    where = f"cell {record['cell']}" if record.get("cell") is not None else "no cell (none had started)"
+    line = f" `{record['cell_line']}`" if record.get("cell_line") else ""
+    return f"{where}{line} — {record.get('failure', 'failed')}: {record.get('error', '')}"
 
 
 def toc_chapters() -> list[str]:
@@ -124,12 +205,8 @@ def run_chapter(
             execution_timeout=timeout,
         )
         record["status"] = "ok"
-    except pm.PapermillExecutionError as exc:
-        record.update(
-            status="failed", cell=exc.cell_index, exec_count=exc.exec_count, error=f"{exc.ename}: {exc.evalue}"
-        )
-    except Exception as exc:  # kernel died, timeout, bad notebook: still report and go on
-        record.update(status="failed", cell=None, error=f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a cell raised, the kernel died, a cell timed out: report it and go on
+        record.update(status="failed", **describe_failure(exc, dst if dst.exists() else None, timeout))
     record["wall_s"] = round(time.perf_counter() - t0, 1)
     if dst.exists():
         nb = json.loads(dst.read_text())
@@ -169,8 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         rec = run_chapter(stem, args.preset, args.device, overrides, out, args.timeout, book)
         records.append(rec)
         print(
-            f"   {rec['status']} in {rec['wall_s']} s"
-            + (f" — cell {rec.get('cell')}: {rec.get('error')}" if rec["status"] != "ok" else ""),
+            f"   {rec['status']} in {rec['wall_s']} s" + (f" — {failure_text(rec)}" if rec["status"] != "ok" else ""),
             flush=True,
         )
         if rec["ignored_overrides"]:
@@ -180,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in records if r["status"] != "ok"]
     print(f"\n{len(records) - len(failed)} of {len(records)} chapters ran; outputs in {out}")
     for r in failed:
-        print(f"FAILED {r['chapter']}: cell {r.get('cell')} — {r.get('error')}")
+        print(f"FAILED {r['chapter']}: {failure_text(r)}")
     return 1 if failed else 0
 
 

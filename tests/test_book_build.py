@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,11 +39,12 @@ def _book(work: Path, source: str) -> None:
     (work / "_toc.yml").write_text("format: jb-book\nroot: book/page\n")
     (work / "book").mkdir()
     shutil.copy(ROOT / "book" / "references.bib", work / "book" / "references.bib")
-    vendor = ROOT / "book" / "_vendor"
-    if vendor.is_dir():
-        (work / "book" / "_vendor").symlink_to(vendor, target_is_directory=True)
-    else:
-        (work / "book" / "_vendor").mkdir()
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    for entry in config["sphinx"]["config"].get("html_static_path", []):  # vendored runtime, theme files
+        if (ROOT / entry).is_dir():
+            (work / entry).symlink_to(ROOT / entry, target_is_directory=True)
+        else:
+            (work / entry).mkdir(parents=True)
     nb = new_notebook(cells=[new_markdown_cell("# A page"), new_code_cell(source)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, work / "book" / "page.ipynb")
@@ -59,5 +61,10 @@ def test_failing_notebook_fails_the_build(tmp_path: Path) -> None:
 def test_working_notebook_builds(tmp_path: Path) -> None:
     """Control: the same one-page book with a working cell builds without a single warning."""
     _book(tmp_path, "print(1 + 1)")
+    # a hidden notebook in book/ (as tests/test_notebooks.py writes one while it runs) is never built
+    stray = new_notebook(cells=[new_markdown_cell("# A page"), new_code_cell("raise RuntimeError('stray')")])
+    nbformat.write(stray, tmp_path / "book" / ".nbval_page_123.ipynb")
     proc = _build(tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "stray" not in proc.stdout + proc.stderr
+    assert not list((tmp_path / "_build" / "html").rglob(".nbval*"))
