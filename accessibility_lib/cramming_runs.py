@@ -85,11 +85,19 @@ class Unit:
 def _table1_smollm2() -> list[Unit]:
     """In the order they run. A 300-step budget (patience 100) is what two CPU cores allow for m = 1, 2, 3;
     at m = 1 the same targets are also crammed with 2× and 4× the steps, to measure how much n50 moves."""
-    return [Unit("natural", 1, max_steps=600, patience=200),
-            Unit("natural", 1), Unit("random_words", 1), Unit("natural", 2), Unit("random_words", 2),
-            Unit("natural", 3), Unit("random_words", 3), Unit("random_tokens", 1),
-            Unit("random_words", 1, max_steps=1200, patience=400), Unit("random_tokens", 2),
-            Unit("natural", 1, max_steps=1200, patience=400)]
+    return [
+        Unit("natural", 1, max_steps=600, patience=200),
+        Unit("natural", 1),
+        Unit("random_words", 1),
+        Unit("natural", 2),
+        Unit("random_words", 2),
+        Unit("natural", 3),
+        Unit("random_words", 3),
+        Unit("random_tokens", 1),
+        Unit("random_words", 1, max_steps=1200, patience=400),
+        Unit("random_tokens", 2),
+        Unit("natural", 1, max_steps=1200, patience=400),
+    ]
 
 
 PLANS = {
@@ -339,8 +347,22 @@ def summarize(artifact: dict) -> list[UnitSummary]:
     for u in artifact["units"]:
         lengths, rates, trials, fit = refit_unit(u)
         dis = sum(int(r.get("decode_disagreements", 0)) for r in u["outcomes"])
-        out.append(UnitSummary(u["uid"], u["kind"], int(u["m"]), int(u["max_steps"]), u.get("state", "pending"),
-                               lengths, rates, trials, fit, len(u["outcomes"]), dis, u.get("seconds")))
+        out.append(
+            UnitSummary(
+                u["uid"],
+                u["kind"],
+                int(u["m"]),
+                int(u["max_steps"]),
+                u.get("state", "pending"),
+                lengths,
+                rates,
+                trials,
+                fit,
+                len(u["outcomes"]),
+                dis,
+                u.get("seconds"),
+            )
+        )
     return out
 
 
@@ -355,8 +377,10 @@ def slopes(summaries: list[UnitSummary], max_steps: int) -> dict[str, tuple[list
 
     out = {}
     for kind in sorted({s.kind for s in summaries}):
-        pts = sorted((s for s in summaries if s.kind == kind and s.max_steps == max_steps and s.fit is not None
-                      and s.fit.ok), key=lambda s: s.m)
+        pts = sorted(
+            (s for s in summaries if s.kind == kind and s.max_steps == max_steps and s.fit is not None and s.fit.ok),
+            key=lambda s: s.m,
+        )
         fit = None
         if len({s.m for s in pts}) >= 2:
             ci = [s.fit.ci for s in pts]

@@ -21,8 +21,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["PaperModel", "models", "table1", "TABLE1_COLUMNS", "MEASURED_SLOPES", "AUTHORS_N50_M1",
-           "TABLE1_ROW_RATIOS", "AUTHORS_CONV_SLOPES", "AUTHORS_CONV_SLOPE_ORDER_BUG", "cramming_curves", "DATA_DIR"]
+__all__ = [
+    "PaperModel",
+    "models",
+    "table1",
+    "TABLE1_COLUMNS",
+    "MEASURED_SLOPES",
+    "AUTHORS_N50_M1",
+    "TABLE1_ROW_RATIOS",
+    "AUTHORS_CONV_SLOPES",
+    "AUTHORS_CONV_SLOPE_ORDER_BUG",
+    "cramming_curves",
+    "DATA_DIR",
+]
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "paper"
 
@@ -46,15 +57,24 @@ AUTHORS_N50_M1: dict[str, dict[str, float]] = {"Gemma-3-270m": {"natural": 17.07
 
 #: Table 1's columns, in the paper's order, with the models_list name of each.
 TABLE1_COLUMNS: dict[str, str] = {
-    "Pythia-160M": "Pythia-160M", "Pythia-410M": "Pythia-410M", "Pythia-1B": "Pythia-1B",
-    "Qwen-0.5B": "Qwen2-0.5B", "Qwen-1.5B": "Qwen2-1.5B", "Llama-1B": "Llama-3.2-1B", "Gemma-270M": "Gemma-3-270m",
+    "Pythia-160M": "Pythia-160M",
+    "Pythia-410M": "Pythia-410M",
+    "Pythia-1B": "Pythia-1B",
+    "Qwen-0.5B": "Qwen2-0.5B",
+    "Qwen-1.5B": "Qwen2-1.5B",
+    "Llama-1B": "Llama-3.2-1B",
+    "Gemma-270M": "Gemma-3-270m",
 }
 
 #: Slope-free checks of Table 1 (cone/ball, ellipsoid/ball, (ellipsoid + cells)/ellipsoid) per column:
 #: ratios of Table 1's rows, which share the measured slope and so cancel it (three digits, as printed).
 TABLE1_ROW_RATIOS: dict[str, tuple[float, float, float]] = {
-    "Pythia-160M": (0.985, 0.857, 0.841), "Pythia-410M": (0.981, 0.832, 0.735), "Pythia-1B": (0.991, 0.788, 0.745),
-    "Qwen-0.5B": (0.994, 0.777, 0.723), "Qwen-1.5B": (0.997, 0.750, 0.707), "Llama-1B": (0.978, 0.829, 0.903),
+    "Pythia-160M": (0.985, 0.857, 0.841),
+    "Pythia-410M": (0.981, 0.832, 0.735),
+    "Pythia-1B": (0.991, 0.788, 0.745),
+    "Qwen-0.5B": (0.994, 0.777, 0.723),
+    "Qwen-1.5B": (0.997, 0.750, 0.707),
+    "Llama-1B": (0.978, 0.829, 0.903),
     "Gemma-270M": (0.976, 0.965, 0.790),
 }
 
@@ -64,14 +84,22 @@ TABLE1_ROW_RATIOS: dict[str, tuple[float, float, float]] = {
 #: Their notebook then assigns this list to the Table 1 columns by position, in another order (see
 #: :data:`AUTHORS_CONV_SLOPE_ORDER_BUG`).
 AUTHORS_CONV_SLOPES: dict[str, float] = {
-    "Pythia-160M": -12.87, "Pythia-1B": -14.71, "Pythia-410M": -14.54, "Qwen-0.5B": -16.50, "Qwen-1.5B": -16.87,
-    "Gemma-270M": -13.03, "Llama-1B": -15.79,
+    "Pythia-160M": -12.87,
+    "Pythia-1B": -14.71,
+    "Pythia-410M": -14.54,
+    "Qwen-0.5B": -16.50,
+    "Qwen-1.5B": -16.87,
+    "Gemma-270M": -13.03,
+    "Llama-1B": -15.79,
 }
 #: The column each printed slope ends up in when the list above is assigned by position to the Table 1
 #: columns in the paper's order (Pythia-160M, 410M, 1B, Qwen-0.5B, 1.5B, Llama-1B, Gemma-270M).
-AUTHORS_CONV_SLOPE_ORDER_BUG: dict[str, str] = dict(zip(
-    ["Pythia-160M", "Pythia-410M", "Pythia-1B", "Qwen-0.5B", "Qwen-1.5B", "Llama-1B", "Gemma-270M"],
-    ["Pythia-160M", "Pythia-1B", "Pythia-410M", "Qwen-0.5B", "Qwen-1.5B", "Gemma-270M", "Llama-1B"]))
+AUTHORS_CONV_SLOPE_ORDER_BUG: dict[str, str] = dict(
+    zip(
+        ["Pythia-160M", "Pythia-410M", "Pythia-1B", "Qwen-0.5B", "Qwen-1.5B", "Llama-1B", "Gemma-270M"],
+        ["Pythia-160M", "Pythia-1B", "Pythia-410M", "Qwen-0.5B", "Qwen-1.5B", "Gemma-270M", "Llama-1B"],
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -108,9 +136,18 @@ def models() -> dict[str, PaperModel]:
         for row in csv.DictReader(f):
             cap = row["Max capacity, tokens (Kuratov)"].strip()
             out[row["Model name"]] = PaperModel(
-                row["Model name"], row["Link to HF"], int(row["Input hidden size"]), int(row["Vocabulary size"]),
-                float(row["L_1 (max)"]), float(row["L_2 (max)"]), float(row["L_inf (max)"]), float(row["Avg cosine"]),
-                float(row["Min cosine"]), float(row["Slope exp"]), int(cap) if cap.isdigit() else None)
+                row["Model name"],
+                row["Link to HF"],
+                int(row["Input hidden size"]),
+                int(row["Vocabulary size"]),
+                float(row["L_1 (max)"]),
+                float(row["L_2 (max)"]),
+                float(row["L_inf (max)"]),
+                float(row["Avg cosine"]),
+                float(row["Min cosine"]),
+                float(row["Slope exp"]),
+                int(cap) if cap.isdigit() else None,
+            )
     return out
 
 

@@ -110,8 +110,10 @@ class Param:
                 try:
                     out.append(elem.coerce(f"{name}[{i}]", v))
                 except ParameterError:
-                    raise ParameterError(f"parameter {name!r} got {value!r}: element {i} ({v!r}) is not "
-                                         f"{elem.allowed()}; allowed: {self.allowed()}") from None
+                    raise ParameterError(
+                        f"parameter {name!r} got {value!r}: element {i} ({v!r}) is not "
+                        f"{elem.allowed()}; allowed: {self.allowed()}"
+                    ) from None
             if len(out) < self.min_items:
                 raise self._error(name, value)
             return out
@@ -140,13 +142,16 @@ class Param:
             if isinstance(value, numbers.Number) and not isinstance(value, bool):
                 raise ParameterError(
                     f"parameter {name!r} must be text, got the number {value!r}: papermill's -p turns text that looks "
-                    f"like a number into a number (007 becomes 7); pass text with -r {name} <text>. Allowed: {self.allowed()}")
+                    f"like a number into a number (007 becomes 7); pass text with -r {name} <text>. Allowed: {self.allowed()}"
+                )
             raise self._error(name, value)
         if isinstance(value, bool):
             raise self._error(name, value)
         if isinstance(value, str):
             try:
-                value = float(value.strip()) if kind == "float" or not value.strip().lstrip("+-").isdigit() else int(value)
+                value = (
+                    float(value.strip()) if kind == "float" or not value.strip().lstrip("+-").isdigit() else int(value)
+                )
             except ValueError:
                 raise self._error(name, value) from None
         if not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
@@ -201,13 +206,19 @@ def device_available(name: str, value: object) -> None:
     try:
         dev = torch.device(str(value))
     except (RuntimeError, ValueError):
-        raise ParameterError(f"parameter {name!r} got {value!r}: not a device name; allowed: 'cpu', 'cuda', 'cuda:N'") from None
+        raise ParameterError(
+            f"parameter {name!r} got {value!r}: not a device name; allowed: 'cpu', 'cuda', 'cuda:N'"
+        ) from None
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ParameterError(f"parameter {name!r} is {value!r}, but this machine has no CUDA device "
-                                 f"(torch.cuda.is_available() is False); pass -p {name} cpu")
+            raise ParameterError(
+                f"parameter {name!r} is {value!r}, but this machine has no CUDA device "
+                f"(torch.cuda.is_available() is False); pass -p {name} cpu"
+            )
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ParameterError(f"parameter {name!r} is {value!r}, but this machine has {torch.cuda.device_count()} "
-                                 f"CUDA device(s) (cuda:0 .. cuda:{torch.cuda.device_count() - 1})")
+            raise ParameterError(
+                f"parameter {name!r} is {value!r}, but this machine has {torch.cuda.device_count()} "
+                f"CUDA device(s) (cuda:0 .. cuda:{torch.cuda.device_count() - 1})"
+            )
     elif dev.type != "cpu":
         raise ParameterError(f"parameter {name!r} got {value!r}; allowed: 'cpu', 'cuda', 'cuda:N'")

@@ -20,8 +20,17 @@ from dataclasses import dataclass
 
 from ._checks import check_int, check_positive_real
 
-__all__ = ["unit_roundoff", "EpsConvention", "given", "relative", "from_dtype", "REPLICATION", "CORRECTED", "CONVENTIONS",
-           "get"]
+__all__ = [
+    "unit_roundoff",
+    "EpsConvention",
+    "given",
+    "relative",
+    "from_dtype",
+    "REPLICATION",
+    "CORRECTED",
+    "CONVENTIONS",
+    "get",
+]
 
 # unit roundoff u = 2^-p for a p-bit significand (implicit bit included): fp32 p=24, bf16 p=8, fp16 p=11.
 _UNIT_ROUNDOFF_BITS = {

@@ -259,8 +259,6 @@ class Cone:
         )
 
 
-
-
 def enclosing_ellipsoid(x: object) -> Ellipsoid:
     """An axis-aligned ellipsoid that contains every row of ``x`` ``(N, d)``.
 

@@ -254,5 +254,3 @@ def argmax_slice(
         n_cells_plane=n_plane,
         n_voronoi_plane=n_vor,
     )
-
-

@@ -297,9 +297,12 @@ def analyse_model(
                 eff = None
                 stats["eps_eff_note"] = f"effective ε not measured: {exc}"
             if eff is not None:
-                got = {"eps": float(eff.eps), "ci": [float(c) for c in eff.ci],
-                       "what": f"2 × median L∞ distance from h to the nearest other next token, {eff.n_prompts} "
-                               f"natural prompts of 4 tokens ({eff.dtype})"}
+                got = {
+                    "eps": float(eff.eps),
+                    "ci": [float(c) for c in eff.ci],
+                    "what": f"2 × median L∞ distance from h to the nearest other next token, {eff.n_prompts} "
+                    f"natural prompts of 4 tokens ({eff.dtype})",
+                }
                 if store is not None:
                     store.put("effective_eps", key, got)
         if got is not None:

@@ -37,8 +37,18 @@ from . import bounds, convolution, geometry, precision
 from ._checks import check_int
 from .regions import Box, enclosing_ellipsoid
 
-__all__ = ["ROWS", "EXTRA_ROWS", "add_effective_eps_rows", "METHODS", "Row", "CellsSummary", "Column", "replication_column", "corrected_column",
-           "float16_grid_count"]
+__all__ = [
+    "ROWS",
+    "EXTRA_ROWS",
+    "add_effective_eps_rows",
+    "METHODS",
+    "Row",
+    "CellsSummary",
+    "Column",
+    "replication_column",
+    "corrected_column",
+    "float16_grid_count",
+]
 
 ROWS = ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ellipsoid + variable ε")
 #: rows the paper does not have: the ball and the ellipsoid at the ε a model shows (chapter 7)
@@ -111,21 +121,37 @@ class Column:
         """A JSON-able form (for artifacts and the result store)."""
         from dataclasses import asdict
 
-        return {"model": self.model, "method": self.method, "d": self.d, "vocab": self.vocab,
-                "rows": {k: asdict(v) for k, v in self.rows.items()}, "cells": asdict(self.cells),
-                "extras": self.extras}
+        return {
+            "model": self.model,
+            "method": self.method,
+            "d": self.d,
+            "vocab": self.vocab,
+            "rows": {k: asdict(v) for k, v in self.rows.items()},
+            "cells": asdict(self.cells),
+            "extras": self.extras,
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Column:
         """The inverse of :meth:`to_dict`."""
-        return cls(data["model"], data["method"], int(data["d"]), int(data["vocab"]),
-                   {k: Row(**v) for k, v in data["rows"].items()}, CellsSummary(**data["cells"]), data.get("extras", {}))
+        return cls(
+            data["model"],
+            data["method"],
+            int(data["d"]),
+            int(data["vocab"]),
+            {k: Row(**v) for k, v in data["rows"].items()},
+            CellsSummary(**data["cells"]),
+            data.get("extras", {}),
+        )
 
     def ratios(self) -> dict:
         """The slope-free checks of the paper: cone/ball, ellipsoid/ball, (ellipsoid + cells)/ellipsoid."""
         C = {k: v.C for k, v in self.rows.items()}
-        return {"cone/ball": C["cone"] / C["ball"], "ellipsoid/ball": C["ellipsoid"] / C["ball"],
-                "cells/ellipsoid": C["ellipsoid + non-uniform cells"] / C["ellipsoid"]}
+        return {
+            "cone/ball": C["cone"] / C["ball"],
+            "ellipsoid/ball": C["ellipsoid"] / C["ball"],
+            "cells/ellipsoid": C["ellipsoid + non-uniform cells"] / C["ellipsoid"],
+        }
 
 
 def _h(x) -> torch.Tensor:
@@ -199,13 +225,22 @@ def add_effective_eps_rows(col: Column, h, eps_eff: float, ci: tuple[float, floa
     a = enclosing_ellipsoid(x).semi_axes.numpy()
     lp_ell = float(np.sum(np.log1p(2.0 * a / eps_eff)))
     note = f"ε_eff = {eps_eff:.3g} [{ci[0]:.3g}, {ci[1]:.3g}]: {what}"
-    col.rows["ball, effective ε"] = Row(lp_ball / lnV, lp_ball, r2, eps_eff, note,
-                                        "typical-prompt sensitivity, not a precision the theorem guarantees")
-    col.rows["ellipsoid, effective ε"] = Row(lp_ell / lnV, lp_ell, float(a.max()), eps_eff, note,
-                                             "typical-prompt sensitivity, not a precision the theorem guarantees")
+    col.rows["ball, effective ε"] = Row(
+        lp_ball / lnV, lp_ball, r2, eps_eff, note, "typical-prompt sensitivity, not a precision the theorem guarantees"
+    )
+    col.rows["ellipsoid, effective ε"] = Row(
+        lp_ell / lnV,
+        lp_ell,
+        float(a.max()),
+        eps_eff,
+        note,
+        "typical-prompt sensitivity, not a precision the theorem guarantees",
+    )
 
 
-def replication_column(model: str, h, W_U, vocab: int | None = None, *, n_samples: int = 20000, seed: int = 0) -> Column:
+def replication_column(
+    model: str, h, W_U, vocab: int | None = None, *, n_samples: int = 20000, seed: int = 0
+) -> Column:
     """Table 1 under the authors' method (see the module docstring), from embeddings ``h`` ``(N, d)``.
 
     Args:
@@ -227,13 +262,23 @@ def replication_column(model: str, h, W_U, vocab: int | None = None, *, n_sample
     min_cos = geometry.min_pairwise_cosine(x)
     alpha = 0.5 * math.acos(min_cos)
     lp_cone = lp_ball + bounds.cone_log_fraction(d, alpha) + LN4  # their closed form is 4× the cap fraction
-    rows["cone"] = Row(max(lp_cone, 0.0) / lnV, max(lp_cone, 0.0), r, eps,
-                       f"α = ½·arccos(min cos) = {math.degrees(alpha):.1f}°, cap fraction ×4 as coded")
+    rows["cone"] = Row(
+        max(lp_cone, 0.0) / lnV,
+        max(lp_cone, 0.0),
+        r,
+        eps,
+        f"α = ½·arccos(min cos) = {math.degrees(alpha):.1f}°, cap fraction ×4 as coded",
+    )
     lo, hi = x.min(dim=0).values, x.max(dim=0).values
     w = (hi - lo).numpy()  # (d,) box widths
     lp_ell = float(np.sum(np.log1p(w / eps)))
-    rows["ellipsoid"] = Row(lp_ell / lnV, lp_ell, float(w.max() / 2), eps,
-                            "Σ ln(1 + w_i/ε)/ln|V|, w_i = max − min per coordinate (inscribed in the box)")
+    rows["ellipsoid"] = Row(
+        lp_ell / lnV,
+        lp_ell,
+        float(w.max() / 2),
+        eps,
+        "Σ ln(1 + w_i/ε)/ln|V|, w_i = max − min per coordinate (inscribed in the box)",
+    )
     counts = _sample_counts(Box(lo, hi), n_samples, W_U, None, voronoi=True, seed=seed)
     hit = counts[counts > 0]
     lp = np.log(hit / n_samples)  # their D: hit tokens only, equal weights
@@ -242,19 +287,37 @@ def replication_column(model: str, h, W_U, vocab: int | None = None, *, n_sample
     slope = float(np.polyfit(ks, med, 1)[0])  # ln median against k
     C_cells = lp_ell / abs(slope) if slope < 0 else float("inf")
     caveat = "" if hit.size > 1 else "every point fell into one cell: the row is undefined"
-    rows["ellipsoid + non-uniform cells"] = Row(C_cells, lp_ell, float(w.max() / 2), eps,
-                                                f"Σ ln(1 + w_i/ε)/|slope of ln median S_k on k| = /{abs(slope):.2f}",
-                                                caveat)
+    rows["ellipsoid + non-uniform cells"] = Row(
+        C_cells,
+        lp_ell,
+        float(w.max() / 2),
+        eps,
+        f"Σ ln(1 + w_i/ε)/|slope of ln median S_k on k| = /{abs(slope):.2f}",
+        caveat,
+    )
     rows["ellipsoid + variable ε"] = Row(None, None, None, None, "not implemented in the authors' code")
     se = float(np.std(lp, ddof=1) / math.sqrt(lp.size)) if lp.size > 1 else float("nan")
     cells = CellsSummary(n_samples, int(hit.size), float(counts.max() / n_samples), float(lp.mean()), se, 0.0, slope)
-    return Column(model, "replication", d, V, rows, cells,
-                  {"r_inf": rad["linf"], "r2": rad["l2"], "min_cos": min_cos, "region": "box (per-coordinate range)",
-                   "cells": "nearest row (Voronoi), no bias; zero-hit tokens dropped"})
+    return Column(
+        model,
+        "replication",
+        d,
+        V,
+        rows,
+        cells,
+        {
+            "r_inf": rad["linf"],
+            "r2": rad["l2"],
+            "min_cos": min_cos,
+            "region": "box (per-coordinate range)",
+            "cells": "nearest row (Voronoi), no bias; zero-hit tokens dropped",
+        },
+    )
 
 
-def corrected_column(model: str, h, W_U, b_U=None, vocab: int | None = None, *, n_samples: int = 20000,
-                     seed: int = 0) -> Column:
+def corrected_column(
+    model: str, h, W_U, b_U=None, vocab: int | None = None, *, n_samples: int = 20000, seed: int = 0
+) -> Column:
     """Table 1 with the authors' faults fixed (see the module docstring), from embeddings ``h`` ``(N, d)``.
 
     Raises:
@@ -271,13 +334,23 @@ def corrected_column(model: str, h, W_U, b_U=None, vocab: int | None = None, *, 
     rows = {"ball": Row(lp_ball / lnV, lp_ball, r, eps, "d·ln(1 + 2r/ε)/ln|V| with r = max ‖h‖₂")}
     cone, _ = geometry.fit_cone(x)
     lp_cone = max(0.0, lp_ball + bounds.cone_log_fraction(d, cone.half_angle))
-    rows["cone"] = Row(lp_cone / lnV, lp_cone, r, eps,
-                       f"enclosing cone around the mean direction, α = {math.degrees(cone.half_angle):.1f}°, exact cap")
+    rows["cone"] = Row(
+        lp_cone / lnV,
+        lp_cone,
+        r,
+        eps,
+        f"enclosing cone around the mean direction, α = {math.degrees(cone.half_angle):.1f}°, exact cap",
+    )
     ell = enclosing_ellipsoid(x)
     a = ell.semi_axes.numpy()
     lp_ell = float(np.sum(np.log1p(2.0 * a / eps)))
-    rows["ellipsoid"] = Row(lp_ell / lnV, lp_ell, float(a.max()), eps,
-                            "Σ ln(1 + 2a_i/ε)/ln|V|, a_i the semi-axes of an enclosing axis-aligned ellipsoid")
+    rows["ellipsoid"] = Row(
+        lp_ell / lnV,
+        lp_ell,
+        float(a.max()),
+        eps,
+        "Σ ln(1 + 2a_i/ε)/ln|V|, a_i the semi-axes of an enclosing axis-aligned ellipsoid",
+    )
     counts = _sample_counts(ell, n_samples, W_U, b_U, voronoi=False, seed=seed)
     if counts.shape[0] < V:
         counts = np.concatenate([counts, np.zeros(V - counts.shape[0], dtype=counts.dtype)])
@@ -295,18 +368,39 @@ def corrected_column(model: str, h, W_U, b_U=None, vocab: int | None = None, *, 
     C_cells = convolution.refined_slope(lp, lp_ell)
     caveat = ""
     if fill_share > 0.5:
-        caveat = (f"rests mostly on the fill: {100 * fill_share:.0f} % of Σ ln p comes from the {int(unseen.sum())} tokens "
-                  f"with no hit, given together the estimated missing mass {missing:.2g} spread evenly: set by the sample "
-                  f"size, not a measured cell distribution")
-    rows["ellipsoid + non-uniform cells"] = Row(C_cells, lp_ell, float(a.max()), eps,
-                                                "threshold where the median log-volume of n tokens falls below −ln P",
-                                                caveat)
+        caveat = (
+            f"rests mostly on the fill: {100 * fill_share:.0f} % of Σ ln p comes from the {int(unseen.sum())} tokens "
+            f"with no hit, given together the estimated missing mass {missing:.2g} spread evenly: set by the sample "
+            f"size, not a measured cell distribution"
+        )
+    rows["ellipsoid + non-uniform cells"] = Row(
+        C_cells,
+        lp_ell,
+        float(a.max()),
+        eps,
+        "threshold where the median log-volume of n tokens falls below −ln P",
+        caveat,
+    )
     lo, hi = x.min(dim=0).values.numpy(), x.max(dim=0).values.numpy()
     lp_var = float(np.sum(np.log(float16_grid_count(lo, hi))))
-    rows["ellipsoid + variable ε"] = Row(lp_var / lnV, lp_var, None, None,
-                                         "Σ ln(#float16 values in [min_i, max_i])/ln|V| (the book's definition)")
-    cells = CellsSummary(n_samples, int((counts > 0).sum()), float(counts.max() / n_samples), float(lp.mean()), se,
-                         fill_share)
-    return Column(model, "corrected", d, V, rows, cells,
-                  {"r_inf": rad["linf"], "r2": rad["l2"], "ellipsoid_scale": "enclosing",
-                   "region": "enclosing axis-aligned ellipsoid", "cells": "argmax with bias; no-hit tokens share the missing mass evenly"})
+    rows["ellipsoid + variable ε"] = Row(
+        lp_var / lnV, lp_var, None, None, "Σ ln(#float16 values in [min_i, max_i])/ln|V| (the book's definition)"
+    )
+    cells = CellsSummary(
+        n_samples, int((counts > 0).sum()), float(counts.max() / n_samples), float(lp.mean()), se, fill_share
+    )
+    return Column(
+        model,
+        "corrected",
+        d,
+        V,
+        rows,
+        cells,
+        {
+            "r_inf": rad["linf"],
+            "r2": rad["l2"],
+            "ellipsoid_scale": "enclosing",
+            "region": "enclosing axis-aligned ellipsoid",
+            "cells": "argmax with bias; no-hit tokens share the missing mass evenly",
+        },
+    )

@@ -40,18 +40,29 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     t0 = time.time()
     handle = load_model(args.model)
-    res = support.analyse_model(handle, args.model, n_prompts=args.n_prompts,
-                                lengths=[int(x) for x in args.lengths.split(",")], cell_samples=args.cell_samples,
-                                cell_flops=args.cell_flops, store=default_store())
+    res = support.analyse_model(
+        handle,
+        args.model,
+        n_prompts=args.n_prompts,
+        lengths=[int(x) for x in args.lengths.split(",")],
+        cell_samples=args.cell_samples,
+        cell_flops=args.cell_flops,
+        store=default_store(),
+    )
     variants = None
     if getattr(handle._base, "norm", None) is not None and hasattr(handle._base.norm, "weight"):
         variants = support.radius_variants(handle)
         print("radius variants:", variants)
     argv_ = argv if argv is not None else sys.argv[1:]
-    prov = {"command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/support_artifact.py", *argv_]),
-            "commit": CR.git_commit(), "machine": CR.machine_text(args.threads), "date": CR.now_utc(),
-            "wall_seconds": round(time.time() - t0, 1), "weights": support.weights_fingerprint(handle),
-            "radius_variants": variants}
+    prov = {
+        "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/support_artifact.py", *argv_]),
+        "commit": CR.git_commit(),
+        "machine": CR.machine_text(args.threads),
+        "date": CR.now_utc(),
+        "wall_seconds": round(time.time() - t0, 1),
+        "weights": support.weights_fingerprint(handle),
+        "radius_variants": variants,
+    }
     path = support.write_artifact(res, None if args.out_dir is None else f"{args.out_dir}/{args.model}.json", prov)
     print(f"wrote {path} in {prov['wall_seconds']} s")
     return 0

@@ -13,9 +13,9 @@ import transformers
 
 from accessibility_lib.cramming import cram
 from accessibility_lib.decoding import greedy_decode, recompute_argmax
-from accessibility_lib.n50 import find_n50, locate_n50
 from accessibility_lib.fitting import logistic
 from accessibility_lib.models import wrap_model
+from accessibility_lib.n50 import find_n50, locate_n50
 from accessibility_lib.results import ResultStore
 
 torch.set_num_threads(1)  # tiny models: threads only add overhead on a shared 2-core machine
@@ -260,8 +260,13 @@ def test_given_first_token_is_not_generated(tiny):
         dec = greedy_decode(tiny, res.prompts[i : i + 1], len(t) - 1, given_ids=torch.tensor([t[:1]]))
         assert dec[0].tolist() == t[1:]
         x = torch.cat([res.prompts[i : i + 1], tiny.embed(torch.tensor([t[:1]]))], 1)  # memory, then t_1
-        out = tiny.model.generate(inputs_embeds=x, attention_mask=torch.ones(1, 3, dtype=torch.long),
-                                  max_new_tokens=len(t) - 1, do_sample=False, pad_token_id=0)
+        out = tiny.model.generate(
+            inputs_embeds=x,
+            attention_mask=torch.ones(1, 3, dtype=torch.long),
+            max_new_tokens=len(t) - 1,
+            do_sample=False,
+            pad_token_id=0,
+        )
         assert out[0, -(len(t) - 1) :].tolist() == t[1:]  # an independent decoding path (HF generate)
         assert recompute_argmax(tiny, res.prompts[i : i + 1], torch.tensor([t]), n_given=1)[0].tolist() == t[1:]
     rec = res.record(0)
@@ -283,8 +288,20 @@ def test_find_n50_with_a_target_source_keys_its_layout(tmp_path):
     nano = load_model("nano")
     store = ResultStore(tmp_path)
     src = target_source(nano, "random_tokens", "replication", seed=0)
-    res = find_n50(nano, src, 1, 3, store=store, model_name="nano", n_start=3, n_probe=3, n_around=0,
-                   show_progress=False, max_steps=5, patience=5)
+    res = find_n50(
+        nano,
+        src,
+        1,
+        3,
+        store=store,
+        model_name="nano",
+        n_start=3,
+        n_probe=3,
+        n_around=0,
+        show_progress=False,
+        max_steps=5,
+        patience=5,
+    )
     keys = [k for k, _ in store.entries("cramming")]
     assert keys and all(k["layout"]["convention"] == "replication" and k["layout"]["n_given"] == 1 for k in keys)
     assert min(res.lengths) >= 2  # one given token: a target needs at least two
@@ -326,8 +343,18 @@ def test_artifact_round_trip_refits_exactly_and_resumes_on_a_fresh_store(tmp_pat
     from accessibility_lib import cramming_runs as CR
 
     env = {**__import__("os").environ, "ACCESSIBILITY_RESULTS": str(tmp_path / "store"), "ACCESSIBILITY_PROGRESS": "0"}
-    cmd = [sys.executable, "scripts/real_model_cramming.py", "--model", "nano", "--plan", "smoke", "--dtype", "float32",
-           "--out-dir", str(tmp_path / "art")]
+    cmd = [
+        sys.executable,
+        "scripts/real_model_cramming.py",
+        "--model",
+        "nano",
+        "--plan",
+        "smoke",
+        "--dtype",
+        "float32",
+        "--out-dir",
+        str(tmp_path / "art"),
+    ]
     root = __import__("pathlib").Path(__file__).resolve().parents[1]
     subprocess.run(cmd, cwd=root, env=env, check=True, capture_output=True, text=True, timeout=600)
     art = CR.load_artifact("nano", tmp_path / "art")

@@ -77,8 +77,13 @@ def test_step_curve_gives_finite_steepness_and_n50_in_the_gap():
 
 @pytest.mark.parametrize(
     "success,side",
-    [([1, 1, 1, 1], ">="), ([0, 0, 0, 0], "<="), ([1, 0.9, 0.7, 0.55], ">="), ([0.4, 0.2, 0.1, 0.0], "<="),
-     ([0.5, 0.5, 0.2, 0.0], "<=")],
+    [
+        ([1, 1, 1, 1], ">="),
+        ([0, 0, 0, 0], "<="),
+        ([1, 0.9, 0.7, 0.55], ">="),
+        ([0.4, 0.2, 0.1, 0.0], "<="),
+        ([0.5, 0.5, 0.2, 0.0], "<="),
+    ],
 )
 def test_degenerate_curves_are_flagged_not_extrapolated(success, side):
     lengths = [10, 20, 30, 40]

@@ -25,8 +25,15 @@ from accessibility_lib.parameters import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted(p for p in (ROOT / "book").glob("[0-9][0-9]_*.md"))
-NAME = {"01_theory": "theory", "02_argmax_cells": "argmax_cells", "03_cramming": "cramming",
-        "04_mean_field": "mean_field", "05_support": "support", "06_copying": "copying", "07_precision": "precision"}
+NAME = {
+    "01_theory": "theory",
+    "02_argmax_cells": "argmax_cells",
+    "03_cramming": "cramming",
+    "04_mean_field": "mean_field",
+    "05_support": "support",
+    "06_copying": "copying",
+    "07_precision": "precision",
+}
 
 
 def _cells(nb) -> list[tuple[str, str, tuple]]:
@@ -50,7 +57,8 @@ def test_pair_in_sync_and_without_outputs(md):
     assert len(tagged) == 1, f"{ipynb.name} must have exactly one cell tagged parameters"
     after = nb.cells[nb.cells.index(tagged[0]) + 1]
     assert f'presets.from_namespace("{NAME[md.stem]}", globals())' in after.source, (
-        f"the cell right after {ipynb.name}'s parameters cell must check them with presets.from_namespace")
+        f"the cell right after {ipynb.name}'s parameters cell must check them with presets.from_namespace"
+    )
 
 
 def test_the_repository_stands_alone():
@@ -146,13 +154,25 @@ def test_papermill_runs_the_check_cell(md, tmp_path):
     if list_param:
         good[list_param] = json.dumps(presets.PRESETS[chapter]["smoke"][list_param])  # text, as -p gives it
     out = tmp_path / "out.ipynb"
-    pm.execute_notebook(str(src), str(out), parameters={"preset": "smoke", **good}, cwd=str(md.parent),
-                        progress_bar=False, kernel_name="python3")
+    pm.execute_notebook(
+        str(src),
+        str(out),
+        parameters={"preset": "smoke", **good},
+        cwd=str(md.parent),
+        progress_bar=False,
+        kernel_name="python3",
+    )
     printed = nbformat.read(out, as_version=4).cells[-1].outputs[0]["text"]
     params = json.loads(printed)
     if list_param:
         assert params[list_param] == presets.PRESETS[chapter]["smoke"][list_param]
     name, param = next(iter(schema.items()))
     with pytest.raises(pm.PapermillExecutionError, match=rf"ParameterError.*parameter '{name}'"):
-        pm.execute_notebook(str(src), str(tmp_path / "bad.ipynb"), parameters={"preset": "smoke", name: _wrong(param)},
-                            cwd=str(md.parent), progress_bar=False, kernel_name="python3")
+        pm.execute_notebook(
+            str(src),
+            str(tmp_path / "bad.ipynb"),
+            parameters={"preset": "smoke", name: _wrong(param)},
+            cwd=str(md.parent),
+            progress_bar=False,
+            kernel_name="python3",
+        )
