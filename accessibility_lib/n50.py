@@ -311,6 +311,13 @@ def find_n50(
         rate = float(np.mean([f["success"] for f in found]))
         return rate, len(todo), count - len(todo)
 
+    def known(n: int, count: int) -> bool:
+        """Whether targets 0..count-1 of length n are already in the store."""
+        return store is not None and all(
+            store.has("cramming", cramming_key(model_name, weights, dtype, name, layout, m, n, i, seed + i, settings))
+            for i in range(count)
+        )
+
     try:
         res = locate_n50(
             evaluate,
@@ -322,6 +329,7 @@ def find_n50(
             n_around=n_around,
             seed=seed,
             n_min=n_min,
+            known=known,
         )
     finally:
         if bar is not None:

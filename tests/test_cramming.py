@@ -382,3 +382,12 @@ def test_locate_n50_reuses_lengths_already_evaluated():
     res = locate_n50(evaluate, 12, 256, n_trials=10, n_probe=10, n_around=0, known=lambda n, c: n in done)
     assert 48 not in asked and 32 in asked  # doubling from 24 took the known 32, not a new 48
     assert res.bracketed and res.bracket[1] <= 32
+
+
+def test_find_n50_resumed_with_another_start_reuses_the_store(tiny, tmp_path):
+    store = ResultStore(tmp_path)
+    kw = dict(model_name="tiny", source_name="rand", n_probe=4, n_around=0, show_progress=False, **FAST)
+    first = find_n50(tiny, _source, 1, 4, store=store, n_start=5, **kw)
+    again = find_n50(tiny, _source, 1, 4, store=store, n_start=3, **kw)  # another start: reuse, do not re-cram
+    assert first.runs > 0 and again.runs <= 4 * 2  # at most the start length and one more are new
+    assert again.cached >= 4
