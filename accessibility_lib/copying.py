@@ -335,13 +335,16 @@ class CliffData:
 
     Attributes:
         lengths, rates: the data, sorted by length (symbols; fractions in [0, 1]).
-        n_intermediate: how many tested lengths have a rate strictly between 0 and 1.
-        is_step: no intermediate rate, at least one length at 1 and one at 0, and every length at 1
-            lies below every length at 0: the data are a step function of the length.
-        last_full: the longest tested length with rate 1 below the first length with a lower rate
-            (None if the shortest length already fails).
-        first_zero: the shortest tested length with rate 0 above ``last_full`` (None if none).
+        n_intermediate: how many tested lengths *in the fall* (strictly between ``last_full`` and
+            ``first_zero``) have a rate strictly between 0 and 1: only these constrain the sigmoid.
+        is_step: a length at 1 and a length at 0 with no intermediate rate between them, and every
+            shorter length at a rate of at least :data:`NEAR_FULL`: the data are a step function of the
+            length (apart from a few sporadic misses below the cliff, ``n_misses_below``).
+        last_full: the longest tested length with rate 1 below ``first_zero`` (None if none).
+        first_zero: the shortest tested length from which every rate is 0 (None if the longest
+            length still copies a string).
         n_strings: strings per length behind each rate (None if unknown).
+        n_misses_below: tested lengths shorter than ``last_full`` with a rate below 1.
     """
 
     lengths: np.ndarray
@@ -351,13 +354,24 @@ class CliffData:
     last_full: int | None
     first_zero: int | None
     n_strings: int | None = None
+    n_misses_below: int = 0
+
+    def _in_fall(self) -> np.ndarray:
+        return _fall_mask(self.lengths, self.last_full, self.first_zero)
 
     def describe(self) -> str:
         """One sentence: what the data do and do not pin down (in symbols)."""
         per = f" ({self.n_strings} strings per length)" if self.n_strings else ""
         if self.is_step:
+            below = self.rates[self.lengths < self.last_full]
+            misses = (
+                f" (apart from sporadic misses at {self.n_misses_below} shorter length"
+                f"{'s' if self.n_misses_below > 1 else ''}, rates ≥ {below.min():.2f})"
+                if self.n_misses_below
+                else ""
+            )
             return (
-                f"a step: every held-out string copied exactly up to n = {self.last_full}, none from "
+                f"a step: the held-out strings copied exactly up to n = {self.last_full}{misses}, none from "
                 f"n = {self.first_zero} on{per}. The data pin the cliff between {self.last_full} and "
                 f"{self.first_zero} symbols; they do not pin where inside that gap it lies, nor how steep it is "
                 "(any steep enough sigmoid fits them exactly, so its R² is 1 by construction)"
@@ -369,8 +383,11 @@ class CliffData:
                 )
             if np.all(self.rates == 0):
                 return f"no string copied at any tested length{per}: the cliff lies below n = {self.lengths.min()}"
-            return f"rates of 0 and 1 only, but not ordered as a step{per}: no single cliff"
-        mid = self.lengths[(self.rates > 0) & (self.rates < 1)]
+            return (
+                f"no intermediate rate where the rates fall to 0, but rates below {NEAR_FULL} at shorter lengths"
+                f"{per}: the data are not one clean cliff"
+            )
+        mid = self.lengths[self._in_fall() & (self.rates > 0) & (self.rates < 1)]
         where = f"n = {mid.min()}" if mid.size == 1 else f"n = {mid.min()} to {mid.max()}"
         return (
             f"{self.n_intermediate} tested length{'s' if self.n_intermediate > 1 else ''} ({where}) with "
@@ -400,13 +417,17 @@ def cliff_data(lengths, rates, n_strings=None) -> CliffData:
         raise ValueError(f"rates must be fractions in [0, 1], got values in [{p.min()}, {p.max()}]")
     order = np.argsort(n, kind="stable")
     n, p = n[order], p[order]
-    intermediate = int(np.sum((p > 0) & (p < 1)))
-    below = np.nonzero(p < 1)[0]
-    last_full = None if (below.size and below[0] == 0) else int(n[below[0] - 1] if below.size else n[-1])
-    zeros_after = [int(x) for x, q in zip(n, p) if q == 0 and (last_full is None or x > last_full)]
-    first_zero = zeros_after[0] if zeros_after else None
-    ones, zeros = n[p == 1], n[p == 0]
-    step = intermediate == 0 and ones.size > 0 and zeros.size > 0 and ones.max() < zeros.min()
+    nonzero = np.nonzero(p > 0)[0]
+    if nonzero.size == 0:
+        first_zero = int(n[0])
+    else:
+        first_zero = int(n[nonzero[-1] + 1]) if nonzero[-1] + 1 < n.size else None
+    full = n[(p == 1) & ((n < first_zero) if first_zero is not None else True)]
+    last_full = int(full.max()) if full.size else None
+    fall = _fall_mask(n, last_full, first_zero)
+    intermediate = int(np.sum(fall & (p > 0) & (p < 1)))
+    below = p[n < last_full] if last_full is not None else p[:0]
+    step = last_full is not None and first_zero is not None and intermediate == 0 and bool(np.all(below >= NEAR_FULL))
     return CliffData(
         n,
         p,
@@ -415,7 +436,19 @@ def cliff_data(lengths, rates, n_strings=None) -> CliffData:
         last_full,
         first_zero,
         None if n_strings is None else check_int("n_strings", n_strings, minimum=1),
+        int(np.sum(below < 1)),
     )
+
+
+#: The lowest rate a length below the cliff may have and still count as a sporadic miss of a step.
+NEAR_FULL = 0.9
+
+
+def _fall_mask(n: np.ndarray, last_full: int | None, first_zero: int | None) -> np.ndarray:
+    """Lengths strictly between ``last_full`` and ``first_zero`` (open ends when None)."""
+    lo = n > last_full if last_full is not None else np.ones(n.shape, bool)
+    hi = n < first_zero if first_zero is not None else np.ones(n.shape, bool)
+    return lo & hi
 
 
 def cliff_interval(fit) -> tuple[float, float]:

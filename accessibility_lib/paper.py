@@ -27,6 +27,7 @@ __all__ = [
     "table1",
     "TABLE1_COLUMNS",
     "MEASURED_SLOPES",
+    "slope_source_disagreements",
     "AUTHORS_N50_M1",
     "TABLE1_ROW_RATIOS",
     "AUTHORS_CONV_SLOPES",
@@ -49,6 +50,33 @@ MEASURED_SLOPES: dict[str, tuple[float, float]] = {
     "Gemma-3-270m": (44.54, 22.97),
     "Gemma-3-1B": (39.50, 7.02),
 }
+
+
+def slope_source_disagreements(rel_tol: float = 0.02) -> list[tuple[str, float, float, str | None]]:
+    """Models whose natural-text slope differs between the paper's figures and the authors' models list.
+
+    The two sources are :data:`MEASURED_SLOPES` (read off the paper's cramming figures) and the "Slope exp"
+    column of the authors' models list (:func:`models`). Where they differ by more than ``rel_tol``, the
+    list's value of another model that matches the figures' value within ``rel_tol`` is named (a
+    possible mislabel).
+
+    Returns:
+        (model, figures' slope, list's slope, list model whose slope matches the figures' or None), in
+        tokens per prompt vector.
+    """
+    listed = models()
+    out = []
+    for name, (fig, _) in MEASURED_SLOPES.items():
+        if name not in listed:
+            continue
+        lst = listed[name].slope_natural
+        if abs(fig - lst) > rel_tol * max(abs(fig), abs(lst)):
+            twin = next(
+                (o for o, pm in listed.items() if o != name and abs(pm.slope_natural - fig) <= rel_tol * fig), None
+            )
+            out.append((name, fig, lst, twin))
+    return out
+
 
 #: n50(m = 1) of Gemma-3-270M in the authors' length convention (tokens, the given BOS counted),
 #: natural (PG19) and random words: from the cramming results published in the authors' replication

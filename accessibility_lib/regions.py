@@ -259,29 +259,42 @@ class Cone:
         )
 
 
-def enclosing_ellipsoid(x: object) -> Ellipsoid:
+def enclosing_ellipsoid(x: object, eps: float | None = None) -> Ellipsoid:
     """An axis-aligned ellipsoid that contains every row of ``x`` ``(N, d)``.
 
-    Two shapes are scaled until they enclose all samples — (a) centred at the box centre with semi-axes
-    proportional to the box half-widths, (b) centred at the mean with semi-axes proportional to the
-    per-coordinate standard deviations — and the one of smaller volume is returned. Each is scaled by
-    the smallest s with max_n ‖(x_n − c)/a‖₂ ≤ s, so the packing bound Σ ln(1 + 2a_i/ε) of Section 5.2
-    applies to it (the box's inscribed ellipsoid, semi-axes = half-widths, does not contain the samples
-    near the box's corners). Not the minimum-volume enclosing ellipsoid, which needs an iterative solver.
+    Candidate shapes are scaled until they enclose all samples — (a) centred at the box centre with
+    semi-axes proportional to the box half-widths, (b) centred at the mean with semi-axes proportional to
+    the per-coordinate standard deviations, (c) the ball around the origin of radius max‖x_n‖₂ (the ball
+    of Cor 4.6 is itself an axis-aligned ellipsoid). Each of (a), (b) is scaled by the smallest s with
+    max_n ‖(x_n − c)/a‖₂ ≤ s, so the packing bound Σ ln(1 + 2a_i/ε) of Section 5.2 applies to it (the
+    box's inscribed ellipsoid, semi-axes = half-widths, does not contain the samples near the box's
+    corners). Not the minimum-volume enclosing ellipsoid, which needs an iterative solver.
+
+    Args:
+        x: the samples, shape (N, d).
+        eps: the precision ε (same units as x). Given, the candidate with the smallest packing count
+            Σ ln(1 + 2a_i/ε) is returned, so the ellipsoid's slope is never above the ball's; None: the one
+            of smallest volume (which at small 2a/ε can count more cells than the ball).
 
     Raises:
-        ValueError: on empty or non-finite input, fewer than 2 rows, or a constant coordinate.
+        ValueError: on empty or non-finite input, fewer than 2 rows, a constant coordinate, or eps ≤ 0.
     """
     x = check_points("x", x)
     if x.shape[0] < 2:
         raise ValueError(f"x must have at least 2 rows to fit an ellipsoid, got {x.shape[0]}")
+    if eps is not None and not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a finite number > 0 (or None), got {eps}")
     lo, hi = x.min(dim=0).values, x.max(dim=0).values
     if (hi <= lo).any():
         raise ValueError("a coordinate of x is constant: no ellipsoid of positive volume is fitted to it")
-    best = None
+    candidates = []
     for c, a in (((lo + hi) / 2, (hi - lo) / 2), (x.mean(dim=0), x.std(dim=0))):
         s = float(((x - c) / a).norm(dim=1).max())  # scale that makes the ellipsoid enclose every row
-        e = Ellipsoid(c, a * s * (1 + 1e-12))
-        if best is None or e.log_volume() < best.log_volume():
-            best = e
-    return best
+        candidates.append(Ellipsoid(c, a * s * (1 + 1e-12)))
+    r = float(x.norm(dim=1).max()) * (1 + 1e-12)
+    candidates.append(Ellipsoid(torch.zeros_like(lo), torch.full_like(lo, r)))
+
+    def score(e: Ellipsoid) -> float:
+        return e.log_volume() if eps is None else float(torch.log1p(2.0 * e.semi_axes.double() / eps).sum())
+
+    return min(candidates, key=score)

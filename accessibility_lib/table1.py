@@ -222,7 +222,7 @@ def add_effective_eps_rows(col: Column, h, eps_eff: float, ci: tuple[float, floa
     lnV = math.log(col.vocab)
     r2 = float(x.norm(dim=1).max())
     lp_ball = bounds.log_packing_ball(col.d, r2, eps_eff, 1)
-    a = enclosing_ellipsoid(x).semi_axes.numpy()
+    a = enclosing_ellipsoid(x, eps_eff).semi_axes.numpy()
     lp_ell = float(np.sum(np.log1p(2.0 * a / eps_eff)))
     note = f"ε_eff = {eps_eff:.3g} [{ci[0]:.3g}, {ci[1]:.3g}]: {what}"
     col.rows["ball, effective ε"] = Row(
@@ -341,7 +341,7 @@ def corrected_column(
         eps,
         f"enclosing cone around the mean direction, α = {math.degrees(cone.half_angle):.1f}°, exact cap",
     )
-    ell = enclosing_ellipsoid(x)
+    ell = enclosing_ellipsoid(x, eps)
     a = ell.semi_axes.numpy()
     lp_ell = float(np.sum(np.log1p(2.0 * a / eps)))
     rows["ellipsoid"] = Row(
@@ -349,7 +349,7 @@ def corrected_column(
         lp_ell,
         float(a.max()),
         eps,
-        "Σ ln(1 + 2a_i/ε)/ln|V|, a_i the semi-axes of an enclosing axis-aligned ellipsoid",
+        "Σ ln(1 + 2a_i/ε)/ln|V|, a_i the semi-axes of an enclosing axis-aligned ellipsoid (the ball when no other shape counts fewer cells)",
     )
     counts = _sample_counts(ell, n_samples, W_U, b_U, voronoi=False, seed=seed)
     if counts.shape[0] < V:

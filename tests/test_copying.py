@@ -255,6 +255,12 @@ def test_step_data_are_detected_and_described():
     assert "1 tested length (n = 8) with an intermediate rate" in one.describe()
     assert not C.cliff_data(n, [1, 1, 0, 1, 0, 0, 0, 0, 0, 0]).is_step  # 0/1 only, but not ordered
     assert "beyond n = 14" in C.cliff_data(n, np.ones(10)).describe()
+    # near-full rates far below the cliff do not make a fall: they pin neither its position nor its steepness
+    misses = C.cliff_data(n, [1, 0.98, 0.96, 0.98, 1, 0, 0, 0, 0, 0], 50)
+    assert misses.is_step and misses.n_intermediate == 0 and (misses.last_full, misses.first_zero) == (8, 9)
+    assert misses.n_misses_below == 3 and "sporadic misses at 3 shorter lengths" in misses.describe()
+    low = C.cliff_data(n, [1, 0.5, 1, 1, 1, 0, 0, 0, 0, 0])  # a real dip below the cliff: not a clean step
+    assert not low.is_step and low.n_intermediate == 0
     with pytest.raises(ValueError, match="rates"):
         C.cliff_data([1, 2], [0.5, 1.5])
     with pytest.raises(ValueError, match="distinct"):

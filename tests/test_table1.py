@@ -68,6 +68,23 @@ def test_enclosing_ellipsoid_encloses_and_is_not_larger_than_needed(cloud):
         enclosing_ellipsoid(np.c_[h[:, :2], np.ones(len(h))])
 
 
+def test_enclosing_ellipsoid_at_a_given_eps_never_counts_more_cells_than_the_ball():
+    # samples spread evenly on a sphere: every box-shaped ellipsoid that encloses them is wider than the
+    # ball on some axis, and at a coarse ε the volume-chosen shape counts more cells than the ball
+    g = np.random.default_rng(0)
+    x = g.normal(size=(400, 16))
+    x = 3.0 * x / np.linalg.norm(x, axis=1, keepdims=True)
+    r = float(np.linalg.norm(x, axis=1).max())
+    for eps in (0.5, 6.0, 60.0):
+        ball = 16 * np.log1p(2 * r / eps)
+        by_volume = float(np.log1p(2 * enclosing_ellipsoid(x).semi_axes.numpy() / eps).sum())
+        by_count = float(np.log1p(2 * enclosing_ellipsoid(x, eps).semi_axes.numpy() / eps).sum())
+        assert by_count <= ball * (1 + 1e-9) and by_count <= by_volume * (1 + 1e-9)
+    assert by_volume > ball  # the volume criterion alone is not enough at this ε (why eps is passed)
+    with pytest.raises(ValueError, match="eps must be"):
+        enclosing_ellipsoid(x, 0.0)
+
+
 def test_float16_grid_count_matches_enumeration():
     every = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float64)
     every = np.unique(every[np.isfinite(every)])  # all finite float16 values, ±0 once

@@ -99,3 +99,13 @@ def test_paper_models_match_their_source() -> None:
     pm = ms["Pythia-160M"]
     assert (pm.d_model, pm.d_vocab, pm.r_inf, pm.slope_natural) == (768, 50304, 22.45, 90.4)
     assert ms["Gemma-3-270m"].kuratov_capacity is None and ms["Pythia-160M"].kuratov_capacity == 787
+
+
+def test_the_two_sources_of_measured_slopes_are_compared() -> None:
+    """The paper's figures give Pythia-1B 261.42 (natural); the authors' models list gives 287.4 for Pythia-1B
+    and 261.4 for Pythia-1.4B (paper §5 and models_list.csv). Pythia-410M differs by 1 % (111.14 vs 112.4)."""
+    from accessibility_lib import paper
+
+    odd = paper.slope_source_disagreements()
+    assert odd == [("Pythia-1B", 261.42, 287.4, "Pythia-1.4B")]
+    assert ("Pythia-410M", 111.14, 112.4, None) in paper.slope_source_disagreements(rel_tol=0.005)
