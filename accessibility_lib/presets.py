@@ -567,3 +567,24 @@ def table() -> list[dict[str, Any]]:
         for name, params in presets.items():
             rows.append({"chapter": chapter, "preset": name, **params})
     return rows
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``NAME=VALUE`` strings (a command's ``-p`` options) as a dict; a value is JSON when it parses as JSON
+    (``[1, 2]``, ``3``, ``true``), else the plain string. The values are checked later by :func:`resolve`.
+
+    Raises:
+        ValueError: an item without ``=``.
+    """
+    import json
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ValueError(f"-p expects NAME=VALUE (or CHAPTER.NAME=VALUE), got {pair!r}")
+        name, value = pair.split("=", 1)
+        try:
+            out[name] = json.loads(value)
+        except json.JSONDecodeError:
+            out[name] = value
+    return out

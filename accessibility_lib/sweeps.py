@@ -716,16 +716,12 @@ def _run_ray(todo, root: Path, address, workers, max_retries, log, report) -> No
 
 # ------------------------------------------------------------------------------------------ command
 def _parse_overrides(pairs: list[str]) -> dict:
-    out = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise SweepError(f"-p expects NAME=VALUE or CHAPTER.NAME=VALUE, got {pair!r}")
-        name, value = pair.split("=", 1)
-        try:
-            out[name] = json.loads(value)
-        except json.JSONDecodeError:
-            out[name] = value
-    return out
+    from .presets import parse_overrides
+
+    try:
+        return parse_overrides(pairs)
+    except ValueError as exc:
+        raise SweepError(str(exc)) from None
 
 
 def _repo_runs() -> Path:

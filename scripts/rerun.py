@@ -144,16 +144,12 @@ def _commit() -> str:
 
 
 def _parse_overrides(pairs: list[str]) -> dict:
-    params = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise SystemExit(f"-p expects NAME=VALUE, got {pair!r}")
-        name, value = pair.split("=", 1)
-        try:
-            params[name] = json.loads(value)
-        except json.JSONDecodeError:
-            params[name] = value
-    return params
+    from accessibility_lib.presets import parse_overrides
+
+    try:
+        return parse_overrides(pairs)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def _model_of(chapter: str, preset: str, params: dict) -> str:
