@@ -16,6 +16,7 @@ Each chapter registers its presets in :data:`PRESETS` and its parameter types in
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from .parameters import Param, ParameterError, check, device_available
@@ -552,12 +553,36 @@ def from_namespace(chapter: str, namespace: dict[str, Any]) -> dict[str, Any]:
     """:func:`resolve` with ``preset`` and every declared parameter read from a notebook's namespace.
 
     The cell right after a chapter's ``parameters`` cell calls ``presets.from_namespace(chapter,
-    globals())``, so a parameter added to :data:`PARAMETERS` cannot be forgotten in the call.
+    globals())``, so a parameter added to :data:`PARAMETERS` cannot be forgotten in the call. Any other
+    variable in the namespace at that point (not a module, a function or a ``_`` name) can only come from
+    papermill's injected parameters: a misspelt parameter name.
+
+    Raises:
+        ParameterError: no ``preset``, an unknown parameter name, or a wrong value (from :func:`resolve`).
     """
     if "preset" not in namespace:
         raise ParameterError("the namespace has no 'preset' (the parameters cell sets it)")
-    values = {k: namespace.get(k) for k in PARAMETERS.get(chapter, {})}
+    declared = PARAMETERS.get(chapter, {})
+    unknown = sorted(
+        k
+        for k, v in namespace.items()
+        if not k.startswith("_")
+        and k not in _NOTEBOOK_NAMES
+        and k != "preset"
+        and k not in declared
+        and not isinstance(v, types.ModuleType)
+        and not callable(v)
+    )
+    if unknown:  # papermill only warns "Passed unknown parameter"; a misspelt name would run the defaults
+        raise ParameterError(
+            f"unknown parameter(s) {unknown} for chapter {chapter!r}; its parameters are {['preset', *declared]}"
+        )
+    values = {k: namespace.get(k) for k in declared}
     return resolve(chapter, namespace["preset"], **values)
+
+
+#: Names IPython puts in a notebook's namespace (besides ``_``-prefixed ones).
+_NOTEBOOK_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 
 
 def table() -> list[dict[str, Any]]:

@@ -45,3 +45,15 @@ def test_readme_and_book_tables_are_current():
         [sys.executable, str(ROOT / "scripts" / "presets_table.py"), "--check"], capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_misspelt_parameter_name_stops_the_chapter():
+    """papermill only warns "Passed unknown parameter" and would run the defaults; the check cell refuses."""
+    import math
+
+    ns = {"preset": "smoke", "eps_convention": None, "In": [], "_i1": "", "math": math, "print": print}
+    ns.update({k: None for k in presets.PARAMETERS["theory"]})
+    assert presets.from_namespace("theory", ns)["eps_convention"] == "replication"
+    ns["eps_conventoin"] = "fp32"  # the typo papermill would inject
+    with pytest.raises(presets.ParameterError, match=r"unknown parameter\(s\) \['eps_conventoin'\].*eps_convention"):
+        presets.from_namespace("theory", ns)
