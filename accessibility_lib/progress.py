@@ -51,7 +51,8 @@ class _SummaryBar(tqdm):
     def close(self):
         if not getattr(self, "_summarised", False):
             self._summarised = True
-            print(f"{self._desc_text}: {self._count} items in {time.perf_counter() - self._t0:.1f} s")
+            items = "item" if self._count == 1 else "items"
+            print(f"{self._desc_text}: {self._count} {items} in {time.perf_counter() - self._t0:.1f} s")
         super().close()
 
 
