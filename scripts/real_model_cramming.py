@@ -14,7 +14,8 @@ too), then skips every finished target. ``--budget-min`` stops cleanly after tha
 Settings: the authors' optimiser (AdamW, lr 1e-2, betas (0.9, 0.9), weight decay 0.01), the authors'
 length convention, 10 targets a length, a step budget per unit (300 steps, patience 100, where the
 authors allow 3000 / 500; the budget check at m = 1 uses 2× and 4× that). SmolLM2-135M runs in bf16;
-Gemma-3-270M in float32 (`--dtype float32`: on this CPU its bf16 forward pass is about 8× slower).
+Gemma-3-270M in float32 (`--dtype float32`: on this CPU its bf16 forward pass is about 8× slower). A
+resumed run takes the dtype of the model's artifact; a different ``--dtype`` is refused.
 """
 
 from __future__ import annotations
@@ -92,7 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="smollm2-135m, gemma-3-270m or nano")
     ap.add_argument("--plan", default="table1")
-    ap.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16"])
+    ap.add_argument(
+        "--dtype",
+        default=None,
+        choices=["float32", "bfloat16"],
+        help="default: the dtype of the model's existing artifact (resume as it ran), else bfloat16",
+    )
     ap.add_argument("--workers", type=int, default=1, help="units run in parallel, one process each")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per worker")
     ap.add_argument("--only", default=None, help="comma-separated unit ids to run (default: the whole plan)")
@@ -118,10 +124,16 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--only names unknown units {sorted(unknown)}; the plan has {[u.uid for u in units]}")
         units = [u for u in units if u.uid in wanted] if args.only else units
     all_units = CR.plan_units(args.model, args.plan)
+    path = CR.artifact_path(args.model, args.out_dir)
+    stored = None
+    if path.exists():  # an artifact of another dtype would be overwritten by this run's entries: refuse
+        stored = CR.load_artifact(args.model, args.out_dir)["dtype"].replace("torch.", "")
+        if args.dtype is not None and args.dtype != stored:
+            ap.error(f"{path} holds a {stored} run; resume it with --dtype {stored} (or move the artifact away)")
+    args.dtype = args.dtype or stored or "bfloat16"
     handle = load_model(args.model, dtype=getattr(torch, args.dtype))
     weights, dtype = weights_fingerprint(handle), str(next(handle.model.parameters()).dtype)
     store = default_store()
-    path = CR.artifact_path(args.model, args.out_dir)
     added = CR.import_artifact(path, store)
     if added:
         print(f"resumed {added} outcomes from {path} into the store", flush=True)

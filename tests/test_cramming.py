@@ -367,6 +367,14 @@ def test_artifact_round_trip_refits_exactly_and_resumes_on_a_fresh_store(tmp_pat
     assert "resumed" in out and "0 of 2 units to run" in out
     again = CR.load_artifact("nano", tmp_path / "art")
     assert [u["outcomes"] for u in again["units"]] == [u["outcomes"] for u in art["units"]]
+    # without --dtype the run resumes in the artifact's dtype; another dtype is refused before any work
+    plain = [c for c in cmd if c not in ("--dtype", "float32")]
+    out = subprocess.run(plain, cwd=root, env=env, check=True, capture_output=True, text=True, timeout=600).stdout
+    assert "0 of 2 units to run" in out and CR.load_artifact("nano", tmp_path / "art")["dtype"] == art["dtype"]
+    wrong = subprocess.run(
+        plain + ["--dtype", "bfloat16"], cwd=root, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert wrong.returncode != 0 and "holds a float32 run; resume it with --dtype float32" in wrong.stderr
 
 
 def test_locate_n50_reuses_lengths_already_evaluated():
