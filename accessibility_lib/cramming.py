@@ -40,8 +40,6 @@ from .decoding import DECODE_PATH, VERIFY_PATH, greedy_decode, model_device, mod
 
 __all__ = ["CramResult", "cram", "embedding_stats", "context_length"]
 
-_model_dtype, _model_device = model_dtype, model_device
-
 
 @dataclass
 class CramResult:
@@ -99,14 +97,6 @@ def context_length(handle) -> int | None:
     return int(value) if value else None
 
 
-def _model_dtype(handle) -> torch.dtype:
-    return next(handle.model.parameters()).dtype
-
-
-def _model_device(handle) -> torch.device:
-    return next(handle.model.parameters()).device
-
-
 @torch.no_grad()
 def embedding_stats(handle, n_tokens: int = 4096, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-coordinate mean and standard deviation of the model's real input embeddings.
@@ -119,7 +109,7 @@ def embedding_stats(handle, n_tokens: int = 4096, seed: int = 0) -> tuple[torch.
     """
     n_tokens = check_int("n_tokens", n_tokens, minimum=2)
     vocab = int(handle.d_vocab)
-    device = _model_device(handle)
+    device = model_device(handle)
     if vocab <= n_tokens:
         ids = torch.arange(vocab, device=device)
     else:
@@ -174,6 +164,7 @@ def cram(
     prefix_ids: list[int] | None = None,
     n_given: int = 0,
     weight_decay: float = 0.0,
+    init_prompts: torch.Tensor | None = None,
 ) -> CramResult:
     """Cram every target into its own soft prompt of m vectors, all targets in one batch.
 
@@ -199,6 +190,9 @@ def cram(
         n_given: leading tokens of every target that are given after the prompt and not scored
             (0: the book's convention; 1: the authors', see :mod:`accessibility_lib.targets`).
         weight_decay: decoupled weight decay on the prompt, as AdamW's (the authors' code: 0.01).
+        init_prompts: optional (B, m, d_model) prompts to start from instead of the random
+            initialisation (a warm start, e.g. progressive cramming's previous stage); a restart
+            after divergence still draws a fresh random prompt.
 
     Returns:
         A :class:`CramResult` with one entry per target, in input order.
@@ -206,7 +200,8 @@ def cram(
     Raises:
         ValueError: m < 1, no targets, a target with no token to generate, token ids outside the
             vocabulary, a target that does not fit the context with the prompt, lr ≤ 0, bad step
-            counts, a negative weight decay, or an fp16 model.
+            counts, a negative weight decay, an fp16 model, or init_prompts of the wrong shape or
+            with non-finite values.
     """
     m = check_int("m", m, minimum=1)
     lr = check_positive_real("lr", lr)
@@ -229,12 +224,19 @@ def cram(
             raise ValueError(f"seed must be an int or one seed per target ({n_tg}), got {len(seeds)} seeds")
     else:
         seeds = [check_int("seed", seed) + i for i in range(n_tg)]
-    dtype = _model_dtype(handle)
+    dtype = model_dtype(handle)
     if dtype == torch.float16:
         raise ValueError("the model is in float16: cramming needs float32 or bfloat16 (fp16 needs a gradient scaler)")
     if batch_size is None:
         batch_size = n_tg
     batch_size = check_int("batch_size", batch_size, minimum=1)
+    if init_prompts is not None:
+        init_prompts = torch.as_tensor(init_prompts, dtype=torch.float32).detach().cpu()
+        want = (n_tg, m, int(handle.d_model))
+        if tuple(init_prompts.shape) != want:
+            raise ValueError(f"init_prompts must have shape (B, m, d_model) = {want}, got {tuple(init_prompts.shape)}")
+        if not torch.isfinite(init_prompts).all():
+            raise ValueError("init_prompts contains NaN or inf values")
 
     handle.model.eval()
     for p in handle.model.parameters():
@@ -259,6 +261,7 @@ def cram(
                 prefix_ids,
                 n_given,
                 weight_decay,
+                None if init_prompts is None else init_prompts[sl],
             )
         )
     return CramResult(
@@ -292,8 +295,9 @@ def _cram_batch(
     prefix_ids,
     n_given=0,
     weight_decay=0.0,
+    init=None,
 ) -> CramResult:
-    model, dtype, device = handle.model, _model_dtype(handle), _model_device(handle)
+    model, dtype, device = handle.model, model_dtype(handle), model_device(handle)
     B = len(targets)
     g = n_given
     lengths = torch.tensor([len(t) for t in targets], device=device)  # (B,) tokens, given ones included
@@ -307,7 +311,10 @@ def _cram_batch(
         tok_emb = handle.embed(tgt).to(dtype)  # (B, n, d)
         pre = handle.embed(torch.tensor([prefix_ids], device=device)).to(dtype) if prefix_ids else None  # (1, p, d)
 
-    prompts = torch.stack([_init_prompt(s, m, mean, std) for s in seeds]).to(device)  # (B, m, d) fp32 master
+    if init is None:
+        prompts = torch.stack([_init_prompt(s, m, mean, std) for s in seeds]).to(device)  # (B, m, d) fp32 master
+    else:
+        prompts = init.to(device=device, dtype=torch.float32).clone()  # (B, m, d) warm start
     init_norm = prompts.flatten(1).norm(dim=1).clone()  # (B,)
     exp_avg = torch.zeros_like(prompts)
     exp_avg_sq = torch.zeros_like(prompts)

@@ -25,7 +25,25 @@ from ._checks import check_int, check_positive_real
 from .cramming import context_length, cram
 from .decoding import model_dtype
 
-__all__ = ["N50Search", "locate_n50", "find_n50", "cramming_key"]
+__all__ = ["N50Search", "SEARCH_DESIGNS", "locate_n50", "find_n50", "cramming_key", "token_steps", "StopSearch"]
+
+#: n50 search designs: "sequential" (:mod:`accessibility_lib.n50_sequential`: predicted start, sequential
+#: sides, full counts at the crossing; the default) and "bisect" (:func:`locate_n50`: doubling from a
+#: fixed start, the same number of probe targets at every length; the design of the first artifacts).
+SEARCH_DESIGNS = ("sequential", "bisect")
+
+
+def token_steps(outcomes, m: int, n_prefix: int = 0) -> int:
+    """Forward+backward token-steps of cramming outcomes: Σ steps × (n_prefix + m + n − 1) input positions.
+
+    Args:
+        outcomes: records with ``n`` (target length, tokens) and ``steps`` (optimiser updates).
+        m: prompt length (soft vectors); n_prefix: fixed tokens before the prompt (e.g. a BOS).
+
+    Returns:
+        The total, an int (token-steps: one input position through one forward and backward pass).
+    """
+    return int(sum(int(r["steps"]) * (n_prefix + m + int(r["n"]) - 1) for r in outcomes))
 
 
 @dataclass
@@ -43,6 +61,9 @@ class N50Search:
         cached: runs found in the result store.
         trials: (L,) targets behind each rate.
         outcomes: per-target records (``n``, ``target`` and the cramming record), for artifacts.
+        design: the search design that produced it (:data:`SEARCH_DESIGNS`).
+        token_steps: the search's cost: Σ over the outcomes it used (crammed or found in the store) of
+            optimiser steps × input positions (:func:`token_steps`), i.e. forward+backward token-steps.
     """
 
     n50: float
@@ -55,6 +76,8 @@ class N50Search:
     trials: np.ndarray | None = None
     bracketed: bool = False
     outcomes: list = field(default_factory=list)
+    design: str = "bisect"
+    token_steps: int = 0
 
 
 def locate_n50(
@@ -216,11 +239,16 @@ def find_n50(
     n_start: int | None = None,
     n_max: int | None = None,
     n_probe: int | None = None,
-    rel_tol: float = 0.1,
+    rel_tol: float | None = None,
     n_around: int = 4,
     seed: int = 0,
     show_progress: bool = True,
     should_stop=None,
+    design: str = "sequential",
+    n_pred: float | None = None,
+    alpha: float = 0.05,
+    batch: int | None = None,
+    growth: float = 1.5,
     **cram_kwargs,
 ) -> N50Search:
     """Locate n50(m) for one model, target source and prompt length, resumably.
@@ -234,8 +262,15 @@ def find_n50(
         n_targets: targets per length in the final step (the paper: 20).
         store: a :class:`~accessibility_lib.results.ResultStore`, or None for no caching.
         model_name, source_name: labels in the store keys (``source_name`` defaults to ``source.name``).
-        n_start: first length tried (default 10·m); n_max: longest (default: what the context allows).
-        n_probe, rel_tol, n_around: see :func:`locate_n50`.
+        n_start: first length tried by the "bisect" design (default 10·m); n_max: longest (default: what
+            the context allows).
+        n_probe, n_around: see :func:`locate_n50` ("bisect" design only).
+        rel_tol: the bisection's resolution (default 0.1 for "bisect", 0.25 for "sequential").
+        design: one of :data:`SEARCH_DESIGNS`.
+        n_pred: the "sequential" design's predicted n50, where it starts (default: ``n_start``, else 10·m);
+            see :func:`accessibility_lib.n50_sequential.predict_n50`.
+        alpha, batch, growth: the "sequential" design's side-test level, targets between looks and
+            bracketing factor (:func:`accessibility_lib.n50_sequential.locate_n50_sequential`).
         seed: target i is crammed from seed + i.
         show_progress: a progress bar over crammed targets.
         should_stop: optional callable; when it returns True before a batch, :class:`StopSearch`
@@ -246,13 +281,17 @@ def find_n50(
         An :class:`N50Search` whose ``outcomes`` hold every per-target record behind its rates.
 
     Raises:
-        ValueError: m < 1, n_targets < 1, a source that is not callable, or bad cramming settings.
+        ValueError: m < 1, n_targets < 1, a source that is not callable, an unknown design, or bad
+            cramming settings.
     """
+    from .n50_sequential import locate_n50_sequential
     from .progress import progress
     from .support import weights_fingerprint
 
     m = check_int("m", m, minimum=1)
     n_targets = check_int("n_targets", n_targets, minimum=1)
+    if design not in SEARCH_DESIGNS:
+        raise ValueError(f"design must be one of {', '.join(map(repr, SEARCH_DESIGNS))}; got {design!r}")
     if not callable(source):
         raise ValueError(
             f"source must be a TargetSource or a callable (n, i) -> token ids, got {type(source).__name__}"
@@ -280,6 +319,7 @@ def find_n50(
     weights = weights_fingerprint(handle)  # a retrained model under the same name never reuses results
     dtype = str(model_dtype(handle))
     outcomes: dict[tuple[int, int], dict] = {}
+    mine: set[tuple[int, int]] = set()  # (n, i) crammed by this call: not "cached" when looked at again
 
     def evaluate(n: int, count: int):
         keys = [
@@ -301,6 +341,7 @@ def find_n50(
             )
             for j, i in enumerate(todo):
                 found[i] = res.record(j)
+                mine.add((n, i))
                 if store is not None:
                     store.put("cramming", keys[i], found[i], arrays={"prompt": res.prompts[j].numpy()})
             if bar is not None:
@@ -309,7 +350,10 @@ def find_n50(
         for i, f in enumerate(found):
             outcomes[(n, i)] = {"n": n, "target": i, **{k: v for k, v in f.items() if k != "prompt"}}
         rate = float(np.mean([f["success"] for f in found]))
-        return rate, len(todo), count - len(todo)
+        cached_here = sum(1 for i in range(count) if i not in todo and (n, i) not in mine)
+        for i in range(count):
+            mine.add((n, i))
+        return rate, len(todo), cached_here
 
     def known(n: int, count: int) -> bool:
         """Whether targets 0..count-1 of length n are already in the store."""
@@ -319,22 +363,38 @@ def find_n50(
         )
 
     try:
-        res = locate_n50(
-            evaluate,
-            n_start,
-            n_max,
-            n_trials=n_targets,
-            n_probe=n_probe,
-            rel_tol=rel_tol,
-            n_around=n_around,
-            seed=seed,
-            n_min=n_min,
-            known=known,
-        )
+        if design == "bisect":
+            res = locate_n50(
+                evaluate,
+                n_start,
+                n_max,
+                n_trials=n_targets,
+                n_probe=n_probe,
+                rel_tol=0.1 if rel_tol is None else rel_tol,
+                n_around=n_around,
+                seed=seed,
+                n_min=n_min,
+                known=known,
+            )
+        else:
+            res = locate_n50_sequential(
+                evaluate,
+                n_start if n_pred is None else n_pred,
+                n_max,
+                n_trials=n_targets,
+                alpha=alpha,
+                batch=batch,
+                growth=growth,
+                rel_tol=0.25 if rel_tol is None else rel_tol,
+                n_min=n_min,
+                known=known,
+                seed=seed,
+            )
     finally:
         if bar is not None:
             bar.close()
     res.outcomes = [outcomes[k] for k in sorted(outcomes)]
+    res.token_steps = token_steps(res.outcomes, m, len(prefix_ids))
     return res
 
 

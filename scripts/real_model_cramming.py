@@ -2,26 +2,30 @@
 
     .venv/bin/python scripts/real_model_cramming.py --model smollm2-135m --plan table1
     .venv/bin/python scripts/real_model_cramming.py --model gemma-3-270m --plan table1
+    .venv/bin/python scripts/real_model_cramming.py --model nano --plan instruments
 
-Each plan is a list of independent units (target kind × length convention × m × step budget,
-``accessibility_lib.cramming_runs.PLANS``). Every per-target outcome goes to the result store
-(``$ACCESSIBILITY_RESULTS`` or ./results) as soon as its batch finishes; the artifact
-``book/data/cramming/<model>.json`` is rewritten from the store after every unit and every
-``--export-every`` minutes, with each unit marked complete, partial or pending. Re-running the same
-command resumes: it first copies the artifact's outcomes into the store (so a fresh machine resumes
-too), then skips every finished target. ``--budget-min`` stops cleanly after that many minutes.
+Each plan is a list of independent units (target kind × length convention × m × instrument × budget ×
+dtype, ``accessibility_lib.cramming_units.PLANS``), each run by
+``accessibility_lib.cramming_units.run_cramming_unit``. Every per-target outcome goes to the result
+store (``$ACCESSIBILITY_RESULTS`` or ./results) as soon as its batch finishes; the artifact
+``book/data/cramming/<model>.json`` is rewritten after every unit and every ``--export-every`` minutes,
+each unit marked complete, partial or pending, and the units of other plans or dtypes already in it are
+kept. Re-running the same command resumes: it first copies the artifact's outcomes into the store (so a
+fresh machine resumes too), then skips every finished target. ``--budget-min`` stops cleanly after that
+many minutes. A unit at m > 1 starts its search from the line through the n50s already found for the
+same kind, instrument, budget and dtype (or n50(1)·m).
 
-Settings: the authors' optimiser (AdamW, lr 1e-2, betas (0.9, 0.9), weight decay 0.01), the authors'
-length convention, 10 targets a length, a step budget per unit (300 steps, patience 100, where the
-authors allow 3000 / 500; the budget check at m = 1 uses 2× and 4× that). SmolLM2-135M runs in bf16;
-Gemma-3-270M in float32 (`--dtype float32`: on this CPU its bf16 forward pass is about 8× slower). A
-resumed run takes the dtype of the model's artifact; a different ``--dtype`` is refused.
+The dtype is a property of each unit (float32 in every plan); ``--dtype bfloat16`` switches a plan's
+units to bfloat16, and is refused where this CPU runs bfloat16 matmuls at under half the float32 rate
+(measured before anything starts).
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import dataclasses
+import math
 import multiprocessing as mp
 import os
 import shlex
@@ -31,74 +35,79 @@ import time
 _WORKER: dict = {}
 
 
-def _init_worker(model: str, dtype: str, threads: int) -> None:
+def _init_worker(model: str, threads: int) -> None:
     import torch
 
     torch.set_num_threads(threads)
+    _WORKER["model"] = model
+    _WORKER["handles"] = {}
+
+
+def _handle(dtype: str):
+    import torch
+
     from accessibility_lib.models import load_model
 
-    _WORKER["handle"] = load_model(model, dtype=getattr(torch, dtype))
-    _WORKER["model"] = model
+    if dtype not in _WORKER["handles"]:
+        _WORKER["handles"].clear()
+        _WORKER["handles"][dtype] = load_model(_WORKER["model"], dtype=getattr(torch, dtype))
+    return _WORKER["handles"][dtype]
 
 
-def _run_unit(unit, n_start: int, deadline: float | None) -> dict:
-    from accessibility_lib.cramming_runs import git_commit, now_utc, unit_settings
-    from accessibility_lib.n50 import StopSearch, find_n50
+def _run(unit, n_pred: float, deadline: float | None) -> dict:
+    from accessibility_lib.cramming_artifacts import git_commit, now_utc
+    from accessibility_lib.cramming_units import run_cramming_unit
+    from accessibility_lib.n50 import StopSearch
     from accessibility_lib.results import default_store
-    from accessibility_lib.targets import target_source
 
-    handle = _WORKER["handle"]
-    src = target_source(handle, unit.kind, unit.convention, seed=unit.seed, corpus=unit.corpus)
     t0 = time.time()
     stop = (lambda: time.time() > deadline) if deadline else None
+    info = {"state": "partial"}
     try:
-        res = find_n50(
-            handle,
-            src,
-            unit.m,
-            unit.n_targets,
-            store=default_store(),
-            model_name=_WORKER["model"],
-            n_start=n_start,
-            n_probe=unit.n_targets,
-            rel_tol=0.1,
-            n_around=0,
-            seed=unit.seed,
-            show_progress=False,
-            should_stop=stop,
-            **unit_settings(unit),
+        res = run_cramming_unit(
+            _handle(unit.dtype), unit, default_store(), model_name=_WORKER["model"], n_pred=n_pred, should_stop=stop
         )
-        state = "complete"
-        extra = {"bracketed": bool(res.bracketed), "bracket": [int(b) for b in res.bracket]}
+        info["state"] = "complete"
+        if hasattr(res, "horizons"):  # progressive: the per-target horizons are the outcomes
+            info["outcomes"] = [
+                {"target": i, "horizon": int(h), "capped": bool(c)}
+                for i, (h, c) in enumerate(zip(res.horizons, res.capped))
+            ]
+            info["token_steps"] = int(res.token_steps)
+            info["stages"] = res.stages
+        else:
+            info.update(bracketed=bool(res.bracketed), bracket=[int(b) for b in res.bracket])
+            info["search_token_steps"] = int(res.token_steps)
     except StopSearch:
-        state, extra = "partial", {}
-    return {
-        "uid": unit.uid,
-        "state": state,
-        "seconds": round(time.time() - t0, 1),
-        "finished": now_utc(),
-        "commit": git_commit(),
-        **extra,
-    }
+        pass
+    info.update(
+        uid=unit.uid, seconds=round(time.time() - t0, 1), finished=now_utc(), commit=git_commit(), n_pred=n_pred
+    )
+    return info
 
 
-def _start_length(unit, done: dict) -> int:
-    """10·m-ish guesses per kind, or n50(1)·m when the m = 1 unit of the same kind has a fit."""
-    guess = {"natural": 12, "random_words": 6, "random_tokens": 4}[unit.kind] * unit.m
-    n50_1 = done.get((unit.kind, unit.max_steps)) or max((v for (k, _), v in done.items() if k == unit.kind), default=0)
-    return max(round(n50_1 * unit.m * 0.9), guess, 2)
+def _prediction(unit, summaries) -> float:
+    """Where the unit's search starts: the same m at another budget or target count, else the line in m."""
+    from accessibility_lib.cramming_units import DEFAULT_PER_M
+    from accessibility_lib.n50_sequential import predict_n50
+
+    same = [s for s in summaries if s.kind == unit.kind and s.dtype == unit.dtype and s.state == "complete"]
+    ok = [s for s in same if s.fit is not None and s.fit.ok and s.instrument == unit.instrument]
+    at_m = [s for s in ok if s.m == unit.m] or [
+        s for s in same if s.fit is not None and s.fit.ok and s.m == unit.m and s.max_steps == unit.max_steps
+    ]
+    if at_m:  # another budget: n50 grew by about half per doubling of the steps (chapter 3's budget curve)
+        s = min(at_m, key=lambda s: abs(math.log(s.max_steps / unit.max_steps)))
+        return max(2.0, s.fit.n50 * (1 + 0.5 * math.log2(unit.max_steps / s.max_steps)))
+    finished = {s.m: s.fit.n50 for s in ok if s.max_steps == unit.max_steps}
+    return predict_n50(unit.m, finished, DEFAULT_PER_M[unit.kind])
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", required=True, help="smollm2-135m, gemma-3-270m or nano")
+    ap.add_argument("--model", required=True, help="smollm2-135m, gemma-3-270m, nano or nano-mamba")
     ap.add_argument("--plan", default="table1")
-    ap.add_argument(
-        "--dtype",
-        default=None,
-        choices=["float32", "bfloat16"],
-        help="default: the dtype of the model's existing artifact (resume as it ran), else bfloat16",
-    )
+    ap.add_argument("--dtype", default=None, help="run the plan's units in this dtype (float32 or bfloat16)")
     ap.add_argument("--workers", type=int, default=1, help="units run in parallel, one process each")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per worker")
     ap.add_argument("--only", default=None, help="comma-separated unit ids to run (default: the whole plan)")
@@ -106,118 +115,156 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--export-every", type=float, default=10.0, help="minutes between artifact rewrites")
     ap.add_argument("--out-dir", default=None, help="artifact folder (default book/data/cramming)")
     args = ap.parse_args(argv)
+    if args.budget_min is not None and args.budget_min <= 0:
+        ap.error(f"--budget-min must be > 0 minutes, got {args.budget_min}")
 
     import torch
 
-    from accessibility_lib import cramming_runs as CR
+    from accessibility_lib import cramming_artifacts as CA
+    from accessibility_lib import cramming_units as CU
+    from accessibility_lib.dtype_choice import check_dtype
+    from accessibility_lib.instruments import INSTRUMENTS
     from accessibility_lib.models import load_model
     from accessibility_lib.results import default_store
     from accessibility_lib.support import weights_fingerprint
     from accessibility_lib.targets import target_source
 
     t0 = time.time()
-    units = CR.plan_units(args.model, args.plan)
+    try:
+        all_units = CU.plan_units(args.model, args.plan)
+        if args.dtype is not None:
+            dtype, rates = check_dtype(args.dtype, "cpu")
+            all_units = [dataclasses.replace(u, dtype=dtype) for u in all_units]
+            if rates:
+                print(f"matmul rates here (GFLOP/s, one thread): {rates}", flush=True)
+    except ValueError as exc:
+        ap.error(str(exc))
+    units = all_units
     if args.only:
         wanted = set(args.only.split(","))
-        unknown = wanted - {u.uid for u in units}
+        unknown = wanted - {u.uid for u in all_units}
         if unknown:
-            ap.error(f"--only names unknown units {sorted(unknown)}; the plan has {[u.uid for u in units]}")
-        units = [u for u in units if u.uid in wanted] if args.only else units
-    all_units = CR.plan_units(args.model, args.plan)
-    path = CR.artifact_path(args.model, args.out_dir)
-    stored = None
-    if path.exists():  # an artifact of another dtype would be overwritten by this run's entries: refuse
-        stored = CR.load_artifact(args.model, args.out_dir)["dtype"].replace("torch.", "")
-        if args.dtype is not None and args.dtype != stored:
-            ap.error(f"{path} holds a {stored} run; resume it with --dtype {stored} (or move the artifact away)")
-    args.dtype = args.dtype or stored or "bfloat16"
-    handle = load_model(args.model, dtype=getattr(torch, args.dtype))
-    weights, dtype = weights_fingerprint(handle), str(next(handle.model.parameters()).dtype)
+            ap.error(f"--only names unknown units {sorted(unknown)}; the plan has {[u.uid for u in all_units]}")
+        units = [u for u in all_units if u.uid in wanted]
+    path = CA.artifact_path(args.model, args.out_dir)
     store = default_store()
-    added = CR.import_artifact(path, store)
+    added = CA.import_artifact(path, store)
     if added:
         print(f"resumed {added} outcomes from {path} into the store", flush=True)
-    status = {}
-    if path.exists():
-        import json
-
-        for u in json.loads(path.read_text())["units"]:
-            status[u["uid"]] = {
-                k: u[k] for k in ("state", "seconds", "finished", "commit", "bracketed", "bracket") if k in u
-            }
+    old = CA.load_artifact(args.model, args.out_dir) if path.exists() else {"units": []}
+    status = {u["uid"]: u for u in old["units"]}
+    for u in all_units:  # a stored unit of the same uid made with other settings is another measurement
+        prev = status.get(u.uid)
+        if prev is not None and prev.get("settings") != CU.unit_settings(u):
+            ap.error(
+                f"{path} holds unit {u.uid} made with settings {prev.get('settings')}, but the plan now asks for "
+                f"{CU.unit_settings(u)}; move the artifact away or restore the plan (instruments: "
+                f"{', '.join(INSTRUMENTS)})"
+            )
+    handles = {d: load_model(args.model, dtype=getattr(torch, d)) for d in {u.dtype for u in all_units}}
+    meta = {}
+    for d, h in handles.items():
+        meta[d] = weights_fingerprint(h)
     sources = {}
     for u in all_units:
-        s = target_source(handle, u.kind, u.convention, seed=u.seed, corpus=u.corpus)
+        s = target_source(handles[u.dtype], u.kind, u.convention, seed=u.seed, corpus=u.corpus)
         sources[u.uid] = (s.name, s.layout())
+    del handles
     command = " ".join(
         shlex.quote(a)
         for a in [".venv/bin/python", "scripts/real_model_cramming.py", *(argv if argv is not None else sys.argv[1:])]
     )
     prov = {
         "command": command,
-        "commit": CR.git_commit(),
-        "machine": CR.machine_text(args.threads),
+        "plan": args.plan,
+        "commit": CA.git_commit(),
+        "machine": CA.machine_text(args.threads),
         "workers": args.workers,
-        "started": CR.now_utc(),
+        "started": CA.now_utc(),
+    }
+    extra: dict = {uid: {k: v for k, v in rec.items() if k not in ("outcomes",)} for uid, rec in status.items()}
+    progressive_rows = {
+        uid: rec["outcomes"] for uid, rec in status.items() if rec.get("instrument", "").startswith("progressive")
     }
 
-    def export(final: bool = False):
-        prov_now = {**prov, "date": CR.now_utc(), "wall_seconds_this_invocation": round(time.time() - t0, 1)}
-        CR.export_artifact(
-            path,
-            model=args.model,
-            weights=weights,
-            dtype=dtype,
-            plan=args.plan,
-            units=all_units,
-            sources=sources,
-            store=store,
-            status=status,
-            provenance=prov_now,
-        )
-        print(f"[{CR.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
-
-    n50_done: dict = {}
-    for u in all_units:  # m = 1 results of earlier invocations seed the start lengths
-        if u.m == 1 and status.get(u.uid, {}).get("state") == "complete":
-            unit_dict = {
-                "outcomes": CR._unit_entries(store, args.model, weights, dtype, sources[u.uid][0], u),
-                "layout": sources[u.uid][1],
+    def records() -> list[dict]:
+        out = []
+        for u in all_units:
+            st = {
+                k: v
+                for k, v in extra.get(u.uid, {}).items()
+                if k
+                in (
+                    "state",
+                    "seconds",
+                    "finished",
+                    "commit",
+                    "bracketed",
+                    "bracket",
+                    "n_pred",
+                    "token_steps",
+                    "search_token_steps",
+                    "stages",
+                )
             }
-            fit = CR.refit_unit(unit_dict)[3]
-            if fit is not None and fit.ok:
-                n50_done[(u.kind, u.max_steps)] = fit.n50
-    todo = [u for u in units if status.get(u.uid, {}).get("state") != "complete"]
+            st.setdefault("state", "pending")
+            if CU.get_instrument(u.instrument).protocol == "progressive":
+                rows = progressive_rows.get(u.uid, [])
+            else:
+                rows = CA.unit_outcomes(store, args.model, meta[u.dtype], u, sources[u.uid][0])
+            out.append(
+                CA.unit_record(u, plan=args.plan, weights=meta[u.dtype], source=sources[u.uid], outcomes=rows, **st)
+            )
+        return out
+
+    def export(final: bool = False):
+        prov_now = {**prov, "date": CA.now_utc(), "wall_seconds_this_invocation": round(time.time() - t0, 1)}
+        CA.write_artifact(path, model=args.model, units=records(), provenance=prov_now)
+        print(f"[{CA.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
+
+    def summaries():
+        return CA.summarize({"format": CA.FORMAT, "units": records()})
+
+    todo = [u for u in units if extra.get(u.uid, {}).get("state") != "complete"]
     print(f"{len(todo)} of {len(units)} units to run: {[u.uid for u in todo]}", flush=True)
     deadline = t0 + 60 * args.budget_min if args.budget_min else None
-    del handle  # the workers load their own copy
-    ctx = mp.get_context("spawn")
     pending = list(todo)
     running: dict = {}
     last_export = time.time()
     with cf.ProcessPoolExecutor(
-        args.workers, mp_context=ctx, initializer=_init_worker, initargs=(args.model, args.dtype, args.threads)
+        args.workers, mp_context=mp.get_context("spawn"), initializer=_init_worker, initargs=(args.model, args.threads)
     ) as pool:
 
+        def waits_for(u) -> bool:
+            """A unit waits while a unit it takes its prediction from (same kind, instrument, dtype,
+            smaller m or the same m at a smaller budget) is still pending or running."""
+            busy = pending + list(running.values())
+            return any(
+                v is not u
+                and v.kind == u.kind
+                and v.instrument == u.instrument
+                and v.dtype == u.dtype
+                and (
+                    (v.m < u.m and v.max_steps == u.max_steps)
+                    or (v.m == u.m and v.max_steps < u.max_steps)
+                    or (v.m == u.m and v.max_steps == u.max_steps and v.n_targets < u.n_targets)
+                )
+                for v in busy
+            )
+
         def submit_ready():
-            # an m > 1 unit waits for its m = 1 sibling when that one is still to run (for its start length)
+            if deadline is not None and time.time() > deadline:
+                return
+            summ = None
             for u in list(pending):
                 if len(running) >= args.workers:
                     break
-                sibling = next(
-                    (v for v in todo if v.kind == u.kind and v.m == 1 and v.max_steps == u.max_steps and v is not u),
-                    None,
-                )
-                if (
-                    u.m > 1
-                    and sibling is not None
-                    and status.get(sibling.uid, {}).get("state") != "complete"
-                    and (sibling in pending or sibling.uid in {r.uid for r in running.values()})
-                ):
+                if waits_for(u):
                     continue
+                summ = summ or summaries()
                 pending.remove(u)
-                status[u.uid] = {"state": "partial"}
-                running[pool.submit(_run_unit, u, _start_length(u, n50_done), deadline)] = u
+                extra[u.uid] = {"state": "partial"}
+                running[pool.submit(_run, u, _prediction(u, summ), deadline)] = u
 
         submit_ready()
         while running:
@@ -225,20 +272,13 @@ def main(argv: list[str] | None = None) -> int:
             for fut in done:
                 u = running.pop(fut)
                 info = fut.result()
-                status[u.uid] = {k: v for k, v in info.items() if k != "uid"}
-                print(f"[{CR.now_utc()}] {u.uid}: {info['state']} in {info['seconds']} s", flush=True)
-                if u.m == 1 and info["state"] == "complete":
-                    unit_dict = {
-                        "outcomes": CR._unit_entries(store, args.model, weights, dtype, sources[u.uid][0], u),
-                        "layout": sources[u.uid][1],
-                    }
-                    fit = CR.refit_unit(unit_dict)[3]
-                    if fit is not None and fit.ok:
-                        n50_done[(u.kind, u.max_steps)] = fit.n50
+                if "outcomes" in info:
+                    progressive_rows[u.uid] = info.pop("outcomes")
+                extra[u.uid] = {k: v for k, v in info.items() if k != "uid"}
+                print(f"[{CA.now_utc()}] {u.uid}: {info['state']} in {info['seconds']} s", flush=True)
                 export()
                 last_export = time.time()
-            if deadline is None or time.time() < deadline:
-                submit_ready()
+            submit_ready()
             if time.time() - last_export > 60 * args.export_every:
                 export()
                 last_export = time.time()

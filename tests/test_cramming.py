@@ -188,7 +188,7 @@ class _Killed(RuntimeError):
 
 
 def test_store_resumes_a_killed_sweep(tiny, tmp_path):
-    kw = dict(model_name="tiny", source_name="rand", n_start=4, n_probe=6, show_progress=False, **FAST)
+    kw = dict(model_name="tiny", source_name="rand", n_start=4, n_probe=6, design="bisect", show_progress=False, **FAST)
     full = find_n50(tiny, _source, 1, 6, store=ResultStore(tmp_path / "a"), **kw)
     assert full.runs == 6 * len(full.lengths) and full.cached == 0
 
@@ -367,14 +367,8 @@ def test_artifact_round_trip_refits_exactly_and_resumes_on_a_fresh_store(tmp_pat
     assert "resumed" in out and "0 of 2 units to run" in out
     again = CR.load_artifact("nano", tmp_path / "art")
     assert [u["outcomes"] for u in again["units"]] == [u["outcomes"] for u in art["units"]]
-    # without --dtype the run resumes in the artifact's dtype; another dtype is refused before any work
-    plain = [c for c in cmd if c not in ("--dtype", "float32")]
-    out = subprocess.run(plain, cwd=root, env=env, check=True, capture_output=True, text=True, timeout=600).stdout
-    assert "0 of 2 units to run" in out and CR.load_artifact("nano", tmp_path / "art")["dtype"] == art["dtype"]
-    wrong = subprocess.run(
-        plain + ["--dtype", "bfloat16"], cwd=root, env=env, capture_output=True, text=True, timeout=600
-    )
-    assert wrong.returncode != 0 and "holds a float32 run; resume it with --dtype float32" in wrong.stderr
+    # the dtype is a property of each unit, not of the file
+    assert {u["dtype"] for u in again["units"]} == {"float32"} and "dtype" not in again
 
 
 def test_locate_n50_reuses_lengths_already_evaluated():
@@ -394,7 +388,9 @@ def test_locate_n50_reuses_lengths_already_evaluated():
 
 def test_find_n50_resumed_with_another_start_reuses_the_store(tiny, tmp_path):
     store = ResultStore(tmp_path)
-    kw = dict(model_name="tiny", source_name="rand", n_probe=4, n_around=0, show_progress=False, **FAST)
+    kw = dict(
+        model_name="tiny", source_name="rand", n_probe=4, n_around=0, design="bisect", show_progress=False, **FAST
+    )
     first = find_n50(tiny, _source, 1, 4, store=store, n_start=5, **kw)
     again = find_n50(tiny, _source, 1, 4, store=store, n_start=3, **kw)  # another start: reuse, do not re-cram
     assert first.runs > 0 and again.runs <= 4 * 2  # at most the start length and one more are new

@@ -1,0 +1,131 @@
+"""The n50 search's cost: the sequential design against the bisection design, same targets, one run.
+
+Both designs run through ``accessibility_lib.cramming_units.run_cramming_unit`` on one result store, so
+an (n, target) outcome is crammed once and read by both; each design is charged the forward+backward
+token-steps of every outcome *it* used (steps × input positions, ``accessibility_lib.n50.token_steps``),
+whether it crammed it or found it. The bisection design starts where the first artifacts' runner
+started it (12·m natural, 6·m random words, 4·m random tokens, or 0.9·m·n50(1) when larger), doubles,
+and gives every length all targets; the sequential design starts from its prediction (12·m, 8·m, 4·m
+for m = 1, then the line through the n50s it found) and settles each length's side sequentially.
+
+Prints one line per (kind, m) — both n50s with their 95 % intervals, whether the sequential n50 lies in
+the bisection's interval, both costs and their ratio — and writes them as JSON (``--json``).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_n50_search.py --model nano --corpus heldout --patience 100 --ms 1,2,4
+    .venv/bin/python benchmarks/bench_n50_search.py --model smollm2-135m --ms 1 --kinds natural
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from accessibility_lib import cramming_artifacts as CA
+from accessibility_lib.cramming_units import DEFAULT_PER_M, Unit, run_cramming_unit
+from accessibility_lib.models import load_model
+from accessibility_lib.n50_sequential import predict_n50
+from accessibility_lib.results import ResultStore, default_store
+
+LEGACY_GUESS = {"natural": 12, "random_words": 6, "random_tokens": 4}  # the first runner's start, per m
+
+
+def _row(res) -> dict:
+    f = res.fit
+    return {
+        "n50": float(res.n50),
+        "ci": [float(c) for c in f.ci],
+        "describe": f.describe(),
+        "token_steps": int(res.token_steps),
+        "crammed_here": int(res.runs),
+        "outcomes": len(res.outcomes),
+        "lengths": [int(x) for x in res.lengths],
+        "trials": [int(x) for x in res.trials],
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="nano")
+    ap.add_argument("--kinds", default="natural,random_words")
+    ap.add_argument("--ms", default="1,2,4")
+    ap.add_argument("--corpus", default="austen")
+    ap.add_argument("--max-steps", type=int, default=300)
+    ap.add_argument("--patience", type=int, default=None, help="default: none")
+    ap.add_argument("--n-targets", type=int, default=10)
+    ap.add_argument("--store", default=None, help="result store (default: the repository's)")
+    ap.add_argument("--seed-artifact", action="store_true", help="first copy the model's artifact into the store")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    store = ResultStore(args.store) if args.store else default_store()
+    if args.seed_artifact:
+        print(f"imported {CA.import_artifact(CA.artifact_path(args.model), store)} stored outcomes")
+    handle = load_model(args.model, dtype=torch.float32)
+    rows = []
+    for kind in args.kinds.split(","):
+        old_n50, new_n50 = {}, {}
+        for m in [int(x) for x in args.ms.split(",")]:
+            unit = Unit(
+                kind, m, max_steps=args.max_steps, patience=args.patience, corpus=args.corpus, n_targets=args.n_targets
+            )
+            start = max(LEGACY_GUESS[kind] * m, round(0.9 * m * old_n50.get(1, 0.0)), 2)
+            t0 = time.time()
+            old = run_cramming_unit(
+                handle, replace(unit, design="bisect"), store, model_name=args.model, n_pred=start / 0.9
+            )
+            t_old = time.time() - t0
+            pred = predict_n50(m, new_n50, DEFAULT_PER_M[kind])
+            t0 = time.time()
+            new = run_cramming_unit(handle, unit, store, model_name=args.model, n_pred=pred)
+            t_new = time.time() - t0
+            for d, r in ((old_n50, old), (new_n50, new)):
+                if r.fit.ok:
+                    d[m] = r.n50
+            inside = bool(old.fit.ok and new.fit.ok and old.fit.ci[0] <= new.n50 <= old.fit.ci[1])
+            row = {
+                "model": args.model,
+                "kind": kind,
+                "m": m,
+                "budget": unit.budget_label,
+                "bisect": {**_row(old), "start": int(start), "seconds": round(t_old, 1)},
+                "sequential": {**_row(new), "start": round(pred, 2), "seconds": round(t_new, 1)},
+                "ratio": old.token_steps / max(new.token_steps, 1),
+                "sequential_n50_inside_bisect_interval": inside,
+            }
+            rows.append(row)
+            print(
+                f"{args.model} {kind} m={m}: bisect n50 {old.fit.describe()} ({old.token_steps:,} token-steps), "
+                f"sequential {new.fit.describe()} ({new.token_steps:,}); ratio {row['ratio']:.2f}, "
+                f"inside: {inside}",
+                flush=True,
+            )
+    total_old = sum(r["bisect"]["token_steps"] for r in rows)
+    total_new = sum(r["sequential"]["token_steps"] for r in rows)
+    print(
+        f"total: bisect {total_old:,} token-steps, sequential {total_new:,}: ratio {total_old / max(total_new, 1):.2f}"
+    )
+    if args.json:
+        out = {
+            "rows": rows,
+            "command": "python benchmarks/bench_n50_search.py " + " ".join(argv or os.sys.argv[1:]),
+            "commit": CA.git_commit(),
+            "machine": CA.machine_text(args.threads),
+            "date": CA.now_utc(),
+            "ratio_total": total_old / max(total_new, 1),
+        }
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("ACCESSIBILITY_PROGRESS", "0")
+    raise SystemExit(main())
