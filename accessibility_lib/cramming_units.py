@@ -105,6 +105,7 @@ def _table1_smollm2() -> list[Unit]:
         Unit("natural", 3, **base),
         Unit("random_words", 3, **base),
         Unit("random_tokens", 1, **base),
+        Unit("natural", 1, instrument="lr3e-2", **base),
         Unit("natural", 1, instrument="lr1e-1", **base),
         Unit("natural", 1, instrument="progressive", **base),
         Unit("natural", 4, **base),
