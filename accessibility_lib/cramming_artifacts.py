@@ -140,6 +140,12 @@ def unit_outcomes(store, model: str, weights: str, unit: Unit, source_name: str)
         if all(key.get(k) == (list(v) if isinstance(v, tuple) else v) for k, v in settings.items()) and set(key) - {
             "layout"
         } == {"model", "weights", "dtype", "source", "m", "n", "target", "seed", *settings}:
+            if "prompt_l2" not in value and value.get("success"):  # outcomes stored before norms were recorded
+                from .n50 import prompt_norms
+
+                full = store.get("cramming", key)
+                if full is not None and "prompt" in full:
+                    value = {**value, **prompt_norms(full["prompt"])}
             rows.append({"n": key["n"], "target": key["target"], **value})
     return sorted(rows, key=lambda r: (r["n"], r["target"]))
 

@@ -252,6 +252,8 @@ def run_cramming_unit(
             should_stop=should_stop,
         )
     kw = {"design": unit.design}
+    if unit.patience is None:  # budgets nest: a shorter run is the start of a longer one
+        kw["nested_budgets"] = tuple(BASE_STEPS * k for k in (1, 2, 4, 8))
     if unit.design == "bisect":
         kw.update(n_start=max(source.min_length, int(round(0.9 * n_pred))), n_probe=unit.n_targets, n_around=0)
     else:

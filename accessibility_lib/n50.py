@@ -25,12 +25,34 @@ from ._checks import check_int, check_positive_real
 from .cramming import context_length, cram
 from .decoding import model_dtype
 
-__all__ = ["N50Search", "SEARCH_DESIGNS", "locate_n50", "find_n50", "cramming_key", "token_steps", "StopSearch"]
+__all__ = [
+    "N50Search",
+    "SEARCH_DESIGNS",
+    "locate_n50",
+    "find_n50",
+    "cramming_key",
+    "token_steps",
+    "prompt_norms",
+    "StopSearch",
+]
 
 #: n50 search designs: "sequential" (:mod:`accessibility_lib.n50_sequential`: predicted start, sequential
 #: sides, full counts at the crossing; the default) and "bisect" (:func:`locate_n50`: doubling from a
 #: fixed start, the same number of probe targets at every length; the design of the first artifacts).
 SEARCH_DESIGNS = ("sequential", "bisect")
+
+
+def prompt_norms(prompt) -> dict:
+    """The crammed prompt's size: the largest L2 norm of its m vectors and its largest |coordinate|.
+
+    Args:
+        prompt: (m, d_model) array.
+
+    Returns:
+        ``{"prompt_l2": ..., "prompt_linf": ...}`` (the model's input units).
+    """
+    x = np.asarray(prompt, dtype=np.float64)
+    return {"prompt_l2": float(np.linalg.norm(x, axis=-1).max()), "prompt_linf": float(np.abs(x).max())}
 
 
 def token_steps(outcomes, m: int, n_prefix: int = 0) -> int:
@@ -249,6 +271,7 @@ def find_n50(
     alpha: float = 0.05,
     batch: int | None = None,
     growth: float = 1.5,
+    nested_budgets: tuple[int, ...] = (),
     **cram_kwargs,
 ) -> N50Search:
     """Locate n50(m) for one model, target source and prompt length, resumably.
@@ -271,6 +294,10 @@ def find_n50(
             see :func:`accessibility_lib.n50_sequential.predict_n50`.
         alpha, batch, growth: the "sequential" design's side-test level, targets between looks and
             bracketing factor (:func:`accessibility_lib.n50_sequential.locate_n50_sequential`).
+        nested_budgets: other step budgets whose stored outcomes answer this one's look-ups when the
+            patience is off (``patience == max_steps``): an outcome at a larger budget B gives this budget
+            b's (success when it succeeded within b steps), a success at a smaller budget is the same
+            success here. Such outcomes are stored with ``derived_from`` = B.
         seed: target i is crammed from seed + i.
         show_progress: a progress bar over crammed targets.
         should_stop: optional callable; when it returns True before a batch, :class:`StopSearch`
@@ -326,6 +353,11 @@ def find_n50(
             cramming_key(model_name, weights, dtype, name, layout, m, n, i, seed + i, settings) for i in range(count)
         ]
         found = [store.get("cramming", k) if store is not None else None for k in keys]
+        for i, f in enumerate(found):
+            if f is None and nest:
+                found[i] = _nested(keys[i])
+            elif f is not None and "prompt_l2" not in f and "prompt" in f:
+                f.update(prompt_norms(f["prompt"]))
         todo = [i for i, f in enumerate(found) if f is None]
         if todo:
             if should_stop is not None and should_stop():
@@ -340,7 +372,7 @@ def find_n50(
                 **cram_kwargs,
             )
             for j, i in enumerate(todo):
-                found[i] = res.record(j)
+                found[i] = {**res.record(j), **prompt_norms(res.prompts[j].numpy())}
                 mine.add((n, i))
                 if store is not None:
                     store.put("cramming", keys[i], found[i], arrays={"prompt": res.prompts[j].numpy()})
@@ -354,6 +386,33 @@ def find_n50(
         for i in range(count):
             mine.add((n, i))
         return rate, len(todo), cached_here
+
+    nest = (
+        store is not None
+        and bool(nested_budgets)
+        and settings.get("patience") == settings.get("max_steps")
+        and "max_steps" in settings
+    )
+
+    def _nested(key: dict) -> dict | None:
+        """This budget's outcome read off a run of the same target with another budget (no patience):
+        a run of b steps is exactly the first b steps of a longer one, and a success at step s ≤ b is
+        the same success at any budget ≥ s."""
+        b = int(settings["max_steps"])
+        for big in sorted(set(int(x) for x in nested_budgets) - {b}):
+            other = store.get("cramming", {**key, "max_steps": big, "patience": big})
+            if other is None:
+                continue
+            if big > b or other["success"]:
+                rec = {k: v for k, v in other.items() if k != "prompt"}
+                ok = bool(other["success"]) and int(other["steps"]) <= b
+                rec.update(success=ok, steps=min(int(other["steps"]), b), derived_from=big)
+                arrays = {"prompt": np.asarray(other["prompt"])} if ok and "prompt" in other else None
+                if not ok:
+                    rec.pop("prompt_l2", None), rec.pop("prompt_linf", None)
+                store.put("cramming", key, rec, arrays=arrays)
+                return rec
+        return None
 
     def known(n: int, count: int) -> bool:
         """Whether targets 0..count-1 of length n are already in the store."""

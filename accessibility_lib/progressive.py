@@ -44,12 +44,14 @@ class ProgressiveResult:
         capped: (B,) bool — the horizon reached ``n_cap`` (a lower bound only).
         token_steps: forward+backward token-steps spent (Σ stage steps × input positions).
         stages: per-stage records (target, length, attempt, success, steps).
+        prompts: per target, the (m, d_model) prompt verified at its horizon (None when none was).
     """
 
     horizons: np.ndarray
     capped: np.ndarray
     token_steps: int
     stages: list = field(default_factory=list)
+    prompts: list = field(default_factory=list)
 
     def rates(self, lengths) -> np.ndarray:
         """Success rate at each length n: the share of targets whose horizon is ≥ n."""
@@ -217,4 +219,4 @@ def progressive_cram(
                     retried[i] = True  # one fresh fixed-length attempt at this length
                 else:
                     alive[i] = False
-    return ProgressiveResult(horizon, horizon >= n_cap, spent, stages)
+    return ProgressiveResult(horizon, horizon >= n_cap, spent, stages, prompt)

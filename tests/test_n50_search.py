@@ -168,3 +168,25 @@ def test_token_steps_counts_every_input_position_of_every_step():
     rows = [{"n": 5, "steps": 10}, {"n": 2, "steps": 3}]
     # m = 2, a BOS before the prompt: positions = 1 + 2 + n - 1
     assert token_steps(rows, 2, 1) == 10 * 7 + 3 * 4
+
+
+def test_a_budget_read_off_a_longer_run_equals_running_that_budget(tmp_path):
+    """With no patience, b steps are the first b steps of a longer run: nested outcomes equal direct ones."""
+    tiny = _tiny()
+    kw = dict(
+        model_name="tiny",
+        source_name="rand",
+        show_progress=False,
+        lr=0.05,
+        design="bisect",
+        n_start=6,
+        n_probe=6,
+        n_around=0,
+    )
+    long_store = ResultStore(tmp_path / "nested")
+    find_n50(tiny, _source, 1, 6, store=long_store, max_steps=60, patience=60, **kw)
+    nested = find_n50(tiny, _source, 1, 6, store=long_store, max_steps=20, patience=20, nested_budgets=(20, 60), **kw)
+    direct = find_n50(tiny, _source, 1, 6, store=ResultStore(tmp_path / "direct"), max_steps=20, patience=20, **kw)
+    strip = lambda res: [(r["n"], r["target"], r["success"], r["steps"]) for r in res.outcomes]  # noqa: E731
+    assert strip(nested) == strip(direct)
+    assert any(r.get("derived_from") == 60 for r in nested.outcomes) and nested.runs < direct.runs
