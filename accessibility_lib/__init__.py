@@ -1,15 +1,21 @@
 """accessibility_lib — the helper library of the accessibility book.
 
 The book teaches, measures and extends "How Many Different Outputs Can a Transformer Generate?"
-(Meyer, Michelessa, Chaux, Tan; ICML 2026, arXiv 2605.22223). One concept a module:
+(Meyer, Michelessa, Chaux, Tan; ICML 2026, arXiv 2605.22223). One folder a stage, in the order the
+data flows; a module imports only from its own stage or an earlier one (``tests/unit/test_layout.py``):
 
-- :mod:`accessibility_lib.bounds` — the closed forms in log space (Thm 4.5, Cor 4.6, Thm 4.9, §5.2)
-- :mod:`accessibility_lib.precision` — ε conventions
-- :mod:`accessibility_lib.results` — the resumable result store
-- :mod:`accessibility_lib.presets` — named parameter sets of the chapters (``nano``, ``smoke``, ``paper``)
-- :mod:`accessibility_lib.progress`, :mod:`accessibility_lib.plotting` — progress bars and house style
+1. :mod:`accessibility_lib.ground` — argument checks, the resumable result store, progress bars, paths
+2. :mod:`accessibility_lib.models` — the model handle, loading, offline fetching, stand-ins, decoding
+3. :mod:`accessibility_lib.theory` — closed forms in log space, ε conventions, dtype grids, the paper's numbers
+4. :mod:`accessibility_lib.geometry` — embeddings, support shapes, argmax cells, convolution, Table 1 columns
+5. :mod:`accessibility_lib.experiments` — cramming, the n50 search, fits, targets, copying, perturbation
+6. :mod:`accessibility_lib.runs` — parameters, presets, the chapter registry, units, sweeps, artifacts
+7. :mod:`accessibility_lib.figures` — house style, cell pictures, the slider explorers
 
-Heavier modules (``models``, ``cells``, ``cramming``, …) import torch; import them explicitly.
+Commands: ``python -m accessibility_lib {fetch,capacity,sweeps}``. Stages from ``models`` on import torch.
 """
 
 __version__ = "0.1.0"
+
+#: the stages, in import order: a module may import from its own stage and the ones before it
+STAGES = ("ground", "models", "theory", "geometry", "experiments", "runs", "figures")

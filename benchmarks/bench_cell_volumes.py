@@ -12,8 +12,8 @@ import time
 
 import torch
 
-from accessibility_lib import geometry as G
-from accessibility_lib.cells import cell_volumes
+from accessibility_lib.geometry import support_shape as G
+from accessibility_lib.geometry.cells import cell_volumes
 
 
 def main():

@@ -1,6 +1,6 @@
 """The n-fold convolution of ln p to n = 1000: FFT grid (this library) against dense outer sums.
 
-FFT: :func:`accessibility_lib.convolution.quantiles` — median and deciles of S_n for every n ≤ 1000 on
+FFT: :func:`accessibility_lib.geometry.convolution.quantiles` — median and deciles of S_n for every n ≤ 1000 on
 a 2^16-point grid (goal < 1 s). Dense: what the replication code does (the authors' code builds dense outer sums) — keep the law of
 S_{n−1} as (values, probabilities), form the outer sum with the |D| atoms, then compress back to a
 fixed number of bins by histogramming; its cost grows like n·bins·|D|. It is run to a smaller n and
@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from accessibility_lib import convolution as C
+from accessibility_lib.geometry import convolution as C
 
 
 def dense_medians(log_p, n_max, bins):

@@ -5,7 +5,7 @@
 (b) optimisation runs ``find_n50`` needs (bracketing + bisection with few probe targets, then a
     design around n50) against the replication code's sweep (a grid in steps of 100, then steps of
     10 over the transition, 20 targets a point), simulated on known success curves — the paper's
-    own Pythia-160M curves as re-fitted by ``accessibility_lib.fitting`` — with binomial noise; both
+    own Pythia-160M curves as re-fitted by ``accessibility_lib.experiments.fitting`` — with binomial noise; both
     n50 estimates are compared with the truth (goal: >= 3x fewer runs);
 (c) forward+backward throughput of a cramming step in tokens/s, against 6·params·tokens at the
     machine's measured fp32 matmul rate.
@@ -25,14 +25,14 @@ import numpy as np
 import torch
 from _common import matmul_rate  # noqa: E402 (benchmarks/ is on sys.path when run as a script)
 
-from accessibility_lib.cramming import cram, locate_n50
-from accessibility_lib.fitting import fit_sigmoid, logistic
+from accessibility_lib.experiments.cramming import cram, locate_n50
+from accessibility_lib.experiments.fitting import fit_sigmoid, logistic
 
 CURVES = Path(__file__).resolve().parents[1] / "accessibility_lib" / "data" / "paper" / "cramming_curves.json"
 
 
 def _handle(name: str):
-    from accessibility_lib.models import load_model, wrap_model
+    from accessibility_lib.models.handle import load_model, wrap_model
 
     try:
         return load_model(name), name

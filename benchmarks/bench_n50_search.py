@@ -1,8 +1,8 @@
 """The n50 search's cost: the sequential design against the bisection design, same targets, one run.
 
-Both designs run through ``accessibility_lib.cramming_units.run_cramming_unit`` on one result store, so
+Both designs run through ``accessibility_lib.runs.cramming_units.run_cramming_unit`` on one result store, so
 an (n, target) outcome is crammed once and read by both; each design is charged the forward+backward
-token-steps of every outcome *it* used (steps × input positions, ``accessibility_lib.n50.token_steps``),
+token-steps of every outcome *it* used (steps × input positions, ``accessibility_lib.experiments.n50.token_steps``),
 whether it crammed it or found it. The bisection design starts where the first artifacts' runner
 started it (12·m natural, 6·m random words, 4·m random tokens, or 0.9·m·n50(1) when larger), doubles,
 and gives every length all targets; the sequential design starts from its prediction (12·m, 8·m, 4·m
@@ -28,11 +28,11 @@ from pathlib import Path
 
 import torch
 
-from accessibility_lib import cramming_artifacts as CA
-from accessibility_lib.cramming_units import DEFAULT_PER_M, Unit, run_cramming_unit
-from accessibility_lib.models import load_model
-from accessibility_lib.n50_sequential import predict_n50
-from accessibility_lib.results import ResultStore, default_store
+from accessibility_lib.experiments.n50_sequential import predict_n50
+from accessibility_lib.ground.results import ResultStore, default_store
+from accessibility_lib.models.handle import load_model
+from accessibility_lib.runs import cramming_artifacts as CA
+from accessibility_lib.runs.cramming_units import DEFAULT_PER_M, Unit, run_cramming_unit
 
 LEGACY_GUESS = {"natural": 12, "random_words": 6, "random_tokens": 4}  # the first runner's start, per m
 

@@ -1,6 +1,6 @@
 """The scale plan against a measured run: the four kinds of work on the Pythia-160M stand-in at two sizes.
 
-For each kind of work the plan counts (:mod:`accessibility_lib.scaleplan`) — a cramming step
+For each kind of work the plan counts (:mod:`accessibility_lib.runs.scaleplan`) — a cramming step
 (``cramming.cram``), a forward pass for embeddings (``embeddings.sample_embeddings``), argmax cells
 (``cells.argmax_tokens``) and a training step (``copying_model.train_copying``) — this runs the library's
 own code on the Pythia-160M stand-in at a small and a large size, one thread, and measures the thread's
@@ -36,8 +36,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accessibility_lib import scaleplan, standins  # noqa: E402
-from accessibility_lib.models import wrap_model  # noqa: E402
+from accessibility_lib.models import standins  # noqa: E402
+from accessibility_lib.models.handle import wrap_model  # noqa: E402
+from accessibility_lib.runs import scaleplan  # noqa: E402
 
 MODEL = "EleutherAI/pythia-160m"
 SIZES = {"small": (256, 2), "large": (512, 4)}  # (d_model, layers) of the stand-in
@@ -64,7 +65,7 @@ def measure(kind: str, d: int, layers: int) -> tuple[float, float]:
     handle, arch = _handle(d, layers)
     g = torch.Generator().manual_seed(0)
     if kind == "cram":
-        from accessibility_lib.cramming import cram
+        from accessibility_lib.experiments.cramming import cram
 
         m, n, B, steps = 2, 32, 4, 6
         targets = torch.randint(2, 50000, (B, n), generator=g).tolist()
@@ -74,7 +75,7 @@ def measure(kind: str, d: int, layers: int) -> tuple[float, float]:
         secs = time.thread_time() - t0
         return float(r.steps.sum()) * scaleplan.step_flops(arch, m + n - 1, n, "cram"), secs
     if kind == "forward":
-        from accessibility_lib.embeddings import sample_embeddings
+        from accessibility_lib.geometry.embeddings import sample_embeddings
 
         N, T = 8, 256
         sample_embeddings(handle, 2, [T], token_budget=2048, desc="warm-up")
@@ -82,7 +83,7 @@ def measure(kind: str, d: int, layers: int) -> tuple[float, float]:
         sample_embeddings(handle, N, [T], token_budget=2048, seed=1)
         return N * scaleplan.forward_flops(arch, T), time.thread_time() - t0
     if kind == "cells":
-        from accessibility_lib.cells import argmax_tokens
+        from accessibility_lib.geometry.cells import argmax_tokens
 
         N = 2048
         x = torch.randn(N, d, generator=g)
@@ -93,8 +94,8 @@ def measure(kind: str, d: int, layers: int) -> tuple[float, float]:
     if kind == "train":
         from dataclasses import replace
 
-        from accessibility_lib.copying_model import TrainConfig, train_copying
-        from accessibility_lib.results import ResultStore
+        from accessibility_lib.experiments.copying_model import TrainConfig, train_copying
+        from accessibility_lib.ground.results import ResultStore
 
         L, B, steps = 24, 8, 6
         cfg = TrainConfig(

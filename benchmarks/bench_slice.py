@@ -21,7 +21,8 @@ import time
 import numpy as np
 import torch
 
-from accessibility_lib import cells, models, slices
+from accessibility_lib.geometry import cells, slices
+from accessibility_lib.models import handle as models
 
 
 def main() -> None:

@@ -4,9 +4,9 @@ Checks, each printed as one line with its measured value and goal, all collected
 
 1. **matmul**: the device's measured dense matrix-multiply rate in bfloat16 and float32 (the yardstick);
 2. **cramming throughput**: a Pythia-160M-shaped model (the real widths, random weights,
-   :func:`accessibility_lib.standins.build_standin` ``full=True``) in bfloat16 crams 64 targets of 100
+   :func:`accessibility_lib.models.standins.build_standin` ``full=True``) in bfloat16 crams 64 targets of 100
    tokens (``cramming.cram``, fixed steps): tokens/s and the FLOP rate of the scale plan's count
-   (:func:`accessibility_lib.scaleplan.step_flops`) as a fraction of the bf16 matmul rate — goal ≥ 0.4;
+   (:func:`accessibility_lib.runs.scaleplan.step_flops`) as a fraction of the bf16 matmul rate — goal ≥ 0.4;
 3. **batched against one at a time**: the same targets and seeds crammed one target per call — the same
    outcomes (success, steps) and a speed-up — goal ≥ 10×;
 4. **cell volumes**: ``cells.cell_volumes`` for a Gemma-3-270M-shaped unembedding (|V| = 262,144,
@@ -14,7 +14,7 @@ Checks, each printed as one line with its measured value and goal, all collected
 5. **identical argmax cells** on CPU and on the device for the same seed: per-point tokens and counts
    (where they differ, the top-2 logit margin of the point, to tell a float tie from a bug);
 6. **the stand-in preset** (``paper_tiny``) on the device: the sweep's units
-   (:mod:`accessibility_lib.sweeps`), then every chapter from the store (``scripts/rerun.py``).
+   (:mod:`accessibility_lib.runs.sweeps`), then every chapter from the store (``scripts/rerun.py``).
 
 ``--tiny`` shrinks every size so that the script runs on two CPU cores in a minute (CI runs it with
 ``--device cpu --tiny``; check 6 then runs one cramming unit); the goals are printed but only meaningful
@@ -40,8 +40,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from accessibility_lib import scaleplan, standins  # noqa: E402
-from accessibility_lib.models import wrap_model  # noqa: E402
+from accessibility_lib.models import standins  # noqa: E402
+from accessibility_lib.models.handle import wrap_model  # noqa: E402
+from accessibility_lib.runs import scaleplan  # noqa: E402
 
 
 def fmt_rate(x: float) -> str:
@@ -87,7 +88,7 @@ def matmul(c: Check, size: int):
 
 
 def cramming(c: Check, tiny: bool):
-    from accessibility_lib.cramming import cram
+    from accessibility_lib.experiments.cramming import cram
 
     name = "EleutherAI/pythia-160m"
     if tiny:
@@ -138,8 +139,8 @@ def cramming(c: Check, tiny: bool):
 
 
 def cell_volumes(c: Check, tiny: bool):
-    from accessibility_lib import geometry
-    from accessibility_lib.cells import cell_volumes as cv
+    from accessibility_lib.geometry import support_shape as geometry
+    from accessibility_lib.geometry.cells import cell_volumes as cv
 
     V, d, N = (4096, 32, 4096) if tiny else (262144, 640, 16384)
     g = torch.Generator().manual_seed(0)
@@ -163,8 +164,8 @@ def cell_volumes(c: Check, tiny: bool):
 
 
 def cells_cpu_vs_device(c: Check, tiny: bool):
-    from accessibility_lib import geometry
-    from accessibility_lib.cells import argmax_tokens, cell_volumes
+    from accessibility_lib.geometry import support_shape as geometry
+    from accessibility_lib.geometry.cells import argmax_tokens, cell_volumes
 
     V, d, N = (4096, 32, 2048) if tiny else (262144, 640, 4096)
     g = torch.Generator().manual_seed(1)
@@ -201,7 +202,7 @@ def preset(c: Check, tiny: bool, out: Path):
     cmd = [
         sys.executable,
         "-m",
-        "accessibility_lib.sweeps",
+        "accessibility_lib.runs.sweeps",
         "--preset",
         "paper_tiny",
         "--device",
@@ -255,7 +256,7 @@ def main(argv=None) -> int:
     ap.add_argument("--strict", action="store_true", help="exit 1 when a performance goal is missed")
     args = ap.parse_args(argv)
     os.environ.setdefault("ACCESSIBILITY_PROGRESS", "0")
-    from accessibility_lib.parameters import device_available
+    from accessibility_lib.runs.parameters import device_available
 
     try:
         device_available("--device", args.device)  # a device this machine lacks: a clear error before any work

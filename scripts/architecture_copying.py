@@ -3,8 +3,8 @@
     nice -n 10 .venv/bin/python scripts/architecture_copying.py --models nano nano-mamba
 
 Each model is a *pretrained* base cut to the copy task's |V| + 4 rows (the paper's recipe for Pythia,
-:mod:`accessibility_lib.copying_model`) and fine-tuned whole on strings x|x with the same settings
-(chapter 6's ``nano`` preset, except the learning rate, which suits fine-tuning: 1e-3); the exact match
+:mod:`accessibility_lib.experiments.copying_model`) and fine-tuned whole on strings x|x with the same settings
+(chapter 6's ``default`` preset, except the learning rate, which suits fine-tuning: 1e-3); the exact match
 against length is then measured on held-out strings (50 per length, greedy decoding) with Wilson
 intervals. Trained weights and evaluations land in the result store (``$ACCESSIBILITY_RESULTS`` or
 ./results), so a re-run resumes: a finished model is loaded, not retrained. The artifact
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACT = ROOT / "book" / "data" / "copying" / "architectures.json"
 
-#: chapter 6's nano preset (alphabet, context, lengths, batch, schedule, evaluation), lr 1e-3 for fine-tuning
+#: chapter 6's default preset (alphabet, context, lengths, batch, schedule, evaluation), lr 1e-3 for fine-tuning
 SETTINGS = {
     "alphabet_size": 26,
     "context": 64,
@@ -52,9 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import torch
 
-    from accessibility_lib import copying, copying_model
-    from accessibility_lib.cramming_runs import git_commit, machine_text, now_utc
-    from accessibility_lib.results import default_store, dumps, loads
+    from accessibility_lib.experiments import copying, copying_model
+    from accessibility_lib.ground.results import default_store, dumps, loads
+    from accessibility_lib.runs.cramming_runs import git_commit, machine_text, now_utc
 
     torch.set_num_threads(args.threads)
     store = default_store()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the presets table (accessibility_lib.presets) into README.md and book/presets.md.
+"""Write the presets table (accessibility_lib.runs.presets) into README.md and book/presets.md.
 
 python scripts/presets_table.py          # rewrite both
 python scripts/presets_table.py --check  # exit 1 if either is out of date (used by the tests)
@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from accessibility_lib import presets  # noqa: E402
+from accessibility_lib.runs import presets  # noqa: E402
 
 START, END = "<!-- presets:start -->", "<!-- presets:end -->"
 
@@ -44,7 +44,7 @@ def _replace_block(text: str, table: str) -> str:
 PAGE = """# Presets
 
 Every chapter's `parameters` cell takes a preset name plus individual overrides (a value left at `None`
-comes from the preset). `smoke` runs in seconds (the notebook tests), `nano` is the default (two CPU
+comes from the preset). `smoke` runs in seconds (the notebook tests), `default` is the default (two CPU
 cores, minutes), `paper` is the paper's models and sizes (a GPU box; see the README's "Re-executing at
 paper scale"), and `paper_tiny` is `paper` with every model replaced by its tiny random-weight stand-in
 and small sizes (every paper-scale code path on a CPU, in minutes; see the appendix on running at scale).

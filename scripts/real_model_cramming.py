@@ -5,8 +5,8 @@
     .venv/bin/python scripts/real_model_cramming.py --model nano --plan instruments
 
 Each plan is a list of independent units (target kind × length convention × m × instrument × budget ×
-dtype, ``accessibility_lib.cramming_units.PLANS``), each run by
-``accessibility_lib.cramming_units.run_cramming_unit``. Every per-target outcome goes to the result
+dtype, ``accessibility_lib.runs.cramming_units.PLANS``), each run by
+``accessibility_lib.runs.cramming_units.run_cramming_unit``. Every per-target outcome goes to the result
 store (``$ACCESSIBILITY_RESULTS`` or ./results) as soon as its batch finishes; the artifact
 ``book/data/cramming/<model>.json`` is rewritten after every unit and every ``--export-every`` minutes,
 each unit marked complete, partial or pending, and the units of other plans or dtypes already in it are
@@ -46,7 +46,7 @@ def _init_worker(model: str, threads: int) -> None:
 def _handle(dtype: str):
     import torch
 
-    from accessibility_lib.models import load_model
+    from accessibility_lib.models.handle import load_model
 
     if dtype not in _WORKER["handles"]:
         _WORKER["handles"].clear()
@@ -55,10 +55,10 @@ def _handle(dtype: str):
 
 
 def _run(unit, n_pred: float, deadline: float | None) -> dict:
-    from accessibility_lib.cramming_artifacts import git_commit, now_utc
-    from accessibility_lib.cramming_units import run_cramming_unit
-    from accessibility_lib.n50 import StopSearch
-    from accessibility_lib.results import default_store
+    from accessibility_lib.experiments.n50 import StopSearch
+    from accessibility_lib.ground.results import default_store
+    from accessibility_lib.runs.cramming_artifacts import git_commit, now_utc
+    from accessibility_lib.runs.cramming_units import run_cramming_unit
 
     t0 = time.time()
     stop = (lambda: time.time() > deadline) if deadline else None
@@ -88,8 +88,8 @@ def _run(unit, n_pred: float, deadline: float | None) -> dict:
 
 def _prediction(unit, summaries) -> float:
     """Where the unit's search starts: the same m at another budget or target count, else the line in m."""
-    from accessibility_lib.cramming_units import DEFAULT_PER_M
-    from accessibility_lib.n50_sequential import predict_n50
+    from accessibility_lib.experiments.n50_sequential import predict_n50
+    from accessibility_lib.runs.cramming_units import DEFAULT_PER_M
 
     same = [s for s in summaries if s.kind == unit.kind and s.dtype == unit.dtype and s.state == "complete"]
     ok = [s for s in same if s.fit is not None and s.fit.ok and s.instrument == unit.instrument]
@@ -120,14 +120,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from accessibility_lib import cramming_artifacts as CA
-    from accessibility_lib import cramming_units as CU
-    from accessibility_lib.dtype_choice import check_dtype
-    from accessibility_lib.instruments import INSTRUMENTS
-    from accessibility_lib.models import load_model
-    from accessibility_lib.results import default_store
-    from accessibility_lib.support import weights_fingerprint
-    from accessibility_lib.targets import target_source
+    from accessibility_lib.experiments.dtype_choice import check_dtype
+    from accessibility_lib.experiments.instruments import INSTRUMENTS
+    from accessibility_lib.experiments.targets import target_source
+    from accessibility_lib.geometry.support import weights_fingerprint
+    from accessibility_lib.ground.results import default_store
+    from accessibility_lib.models.handle import load_model
+    from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_units as CU
 
     t0 = time.time()
     try:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the scale plan's tables (accessibility_lib.scaleplan) into book/scale.md, between its markers.
+"""Write the scale plan's tables (accessibility_lib.runs.scaleplan) into book/scale.md, between its markers.
 
     python scripts/scale_plan.py           # regenerate the tables
     python scripts/scale_plan.py --check   # exit 1 when the page is out of date (a test runs this)
@@ -24,7 +24,7 @@ START, END = "<!-- scale-plan:start -->", "<!-- scale-plan:end -->"
 
 
 def render(text: str) -> str:
-    from accessibility_lib import scaleplan
+    from accessibility_lib.runs import scaleplan
 
     if START not in text or END not in text:
         raise SystemExit(f"{PAGE} has no {START} … {END} block")
@@ -35,7 +35,7 @@ def render(text: str) -> str:
 
 def main(argv: list[str]) -> int:
     if "--gpu-check" in argv:  # print the plan with a GPU's measured rates (gpu_check --json FILE); the page stays
-        from accessibility_lib import scaleplan
+        from accessibility_lib.runs import scaleplan
 
         report = json.loads(Path(argv[argv.index("--gpu-check") + 1]).read_text())
         print(scaleplan.markdown("paper", gpu=scaleplan.gpu_from_check(report)))

@@ -48,6 +48,6 @@ if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
-if [ "$want_models" = 1 ] && .venv/bin/python -c "import accessibility_lib.fetch" 2>/dev/null; then
-  .venv/bin/python -m accessibility_lib.fetch smollm2-135m
+if [ "$want_models" = 1 ] && .venv/bin/python -c "import accessibility_lib.models.fetch" 2>/dev/null; then
+  .venv/bin/python -m accessibility_lib fetch smollm2-135m
 fi

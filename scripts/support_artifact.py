@@ -4,7 +4,7 @@
 
 The artifact (``book/data/support/<model>.json``) lets the book show the model's Table 1 column when the
 model is not fetched (the main job fetches only SmolLM2-135M); the chapter recomputes it when the model
-is available. The sizes are the chapter's ``nano`` preset (see accessibility_lib/presets.py) unless
+is available. The sizes are the chapter's ``default`` preset (see accessibility_lib/presets.py) unless
 given; the command, commit, machine, date and wall time are recorded in the artifact.
 """
 
@@ -17,9 +17,9 @@ import time
 
 
 def main(argv: list[str] | None = None) -> int:
-    from accessibility_lib import presets
+    from accessibility_lib.runs import presets
 
-    nano = presets.PRESETS["support"]["nano"]
+    nano = presets.PRESETS["support"]["default"]
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="a load_model name, e.g. gemma-3-270m")
     ap.add_argument("--n-prompts", type=int, default=nano["n_prompts"])
@@ -32,10 +32,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from accessibility_lib import cramming_runs as CR
-    from accessibility_lib import support
-    from accessibility_lib.models import load_model
-    from accessibility_lib.results import default_store
+    from accessibility_lib.geometry import support
+    from accessibility_lib.ground.results import default_store
+    from accessibility_lib.models.handle import load_model
+    from accessibility_lib.runs import cramming_runs as CR
 
     torch.set_num_threads(args.threads)
     t0 = time.time()

@@ -8,7 +8,7 @@ Run by scripts/setup.sh after ``npm ci``. Sources, none of them committed:
 - node_modules/mathjax/es5/tex-chtml.js with the components and fonts it loads (npm ``mathjax@3``)
 - <venv>/share/jupyter/nbextensions/anywidget/index.js       (anywidget's AMD module, pip ``anywidget``)
 
-plus our own accessibility_lib/widgets/require_config.js (maps the AMD name ``anywidget`` to that copy).
+plus our own accessibility_lib/figures/widgets/require_config.js (maps the AMD name ``anywidget`` to that copy).
 ``_config.yml`` points ``nb_ipywidgets_js`` and ``mathjax_path`` at ``_static/abx/...`` and lists
 ``book/_vendor`` in ``html_static_path``. Idempotent; exits non-zero naming what is missing.
 
@@ -76,7 +76,7 @@ def _copy(src: Path, dst: Path) -> None:
 def vendor() -> None:
     """Copy everything into DEST."""
     _copy(NODE / "requirejs" / "require.js", DEST / "require.js")
-    _copy(ROOT / "accessibility_lib" / "widgets" / "require_config.js", DEST / "require_config.js")
+    _copy(ROOT / "accessibility_lib" / "figures" / "widgets" / "require_config.js", DEST / "require_config.js")
     dist = NODE / "@jupyter-widgets" / "html-manager" / "dist"
     if not dist.is_dir():
         raise FileNotFoundError(f"{dist} is missing: run `npm ci` in {ROOT} (scripts/setup.sh does)")

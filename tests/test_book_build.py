@@ -7,47 +7,23 @@ and name the error (``nb_execution_raise_on_error: true`` under ``sphinx: config
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
+from conftest import build_book, stage_book
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _build(work: Path) -> subprocess.CompletedProcess:
-    jb = Path(sys.executable).with_name("jupyter-book")
-    env = dict(os.environ, ACCESSIBILITY_BOOK_BUILD="1")
-    return subprocess.run(
-        [str(jb), "build", ".", "-W", "-n", "--keep-going"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return build_book(work, timeout=300)
 
 
 def _book(work: Path, source: str) -> None:
-    shutil.copy(ROOT / "_config.yml", work / "_config.yml")
-    (work / "_toc.yml").write_text("format: jb-book\nroot: book/page\n")
-    (work / "book").mkdir()
-    shutil.copy(ROOT / "book" / "references.bib", work / "book" / "references.bib")
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    for entry in config["sphinx"]["config"].get("html_static_path", []):  # vendored runtime, theme files
-        if (ROOT / entry).is_dir():
-            (work / entry).symlink_to(ROOT / entry, target_is_directory=True)
-        else:
-            (work / entry).mkdir(parents=True)
     nb = new_notebook(cells=[new_markdown_cell("# A page"), new_code_cell(source)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, work / "book" / "page.ipynb")
+    stage_book(work, "format: jb-book\nroot: book/page\n", files={"page.ipynb": nb})
 
 
 def test_failing_notebook_fails_the_build(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The book's build never serves a stale page (accessibility_lib.sphinx_deps).
+"""The book's build never serves a stale page (sphinx_deps).
 
 A one-chapter book in a temporary folder, built with the repository's own ``_config.yml`` and the
 ``make book`` command line (``jupyter-book build . -W -n --keep-going``). Its chapter is a one-cell
@@ -10,19 +10,16 @@ what re-executes and what the page shows.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
+import sphinx_deps  # book/_ext, on the path by pytest's pythonpath setting
 import yaml
+from conftest import build_book, stage_book
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-from accessibility_lib import sphinx_deps
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,9 +30,10 @@ BIB = """@article{doe2001,
   year = {2001}
 }
 """
-CELL = """import pathlib, sys
-sys.path.insert(0, str(pathlib.Path("..").resolve()))
-import fakelib
+CELL = """import importlib.util, pathlib
+spec = importlib.util.spec_from_file_location("fakelib", pathlib.Path("..").resolve() / "fakelib" / "__init__.py")
+fakelib = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fakelib)
 with open("../executions.log", "a") as fh:
     fh.write("executed\\n")
 print("VALUE", fakelib.value())
@@ -44,40 +42,24 @@ print("WIDGET", pathlib.Path("../fakelib/widgets/explorer.js").read_text().strip
 
 
 def _book(work: Path, *, page_markdown: str = "As shown by {cite:t}`doe2001`.", code: bool = True) -> None:
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["sphinx"]["config"]["accessibility_execution_deps"] = ["fakelib", "requirements.txt"]
-    (work / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
-    (work / "_toc.yml").write_text("format: jb-book\nroot: book/page\nchapters:\n  - file: book/references\n")
-    (work / "book").mkdir()
-    (work / "book" / "references.bib").write_text(BIB)
-    (work / "book" / "references.md").write_text("# References\n\n```{bibliography}\n```\n")
-    for entry in config["sphinx"]["config"].get("html_static_path", []):  # vendored runtime, theme files
-        if (ROOT / entry).is_dir():
-            (work / entry).symlink_to(ROOT / entry, target_is_directory=True)
-        else:
-            (work / entry).mkdir(parents=True)
+    def deps(config):
+        config["sphinx"]["config"]["accessibility_execution_deps"] = ["fakelib", "requirements.txt"]
+
+    cells = [new_markdown_cell(f"# A page\n\n{page_markdown}")] + ([new_code_cell(CELL)] if code else [])
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    toc = "format: jb-book\nroot: book/page\nchapters:\n  - file: book/references\n"
+    files = {"references.bib": BIB, "references.md": "# References\n\n```{bibliography}\n```\n", "page.ipynb": nb}
+    stage_book(work, toc, files=files, config_update=deps)
     (work / "fakelib" / "widgets").mkdir(parents=True)
     (work / "fakelib" / "__init__.py").write_text("def value():\n    return 1\n")
     (work / "fakelib" / "widgets" / "explorer.js").write_text("// explorer v1\n")
     (work / "requirements.txt").write_text("numpy\n")
-    cells = [new_markdown_cell(f"# A page\n\n{page_markdown}")] + ([new_code_cell(CELL)] if code else [])
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, work / "book" / "page.ipynb")
 
 
 def _build(work: Path) -> tuple[subprocess.CompletedProcess, float]:
-    jb = Path(sys.executable).with_name("jupyter-book")
-    env = dict(os.environ, ACCESSIBILITY_BOOK_BUILD="1")
     t0 = time.perf_counter()
-    proc = subprocess.run(
-        [str(jb), "build", ".", "-W", "-n", "--keep-going"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = build_book(work, timeout=300)
     return proc, time.perf_counter() - t0
 
 
@@ -160,8 +142,8 @@ def test_fingerprint_covers_library_data_widgets_requirements(tmp_path: Path) ->
     """The default dependencies of the real book hold the library source, its data, the widget JS, the pins."""
     files = sphinx_deps.fingerprint(ROOT, sphinx_deps.DEFAULT_EXECUTION_DEPS)
     for must in (
-        "accessibility_lib/bounds.py",
-        "accessibility_lib/widgets/explorer.js",
+        "accessibility_lib/theory/bounds.py",
+        "accessibility_lib/figures/widgets/explorer.js",
         "requirements.txt",
         "pyproject.toml",
     ):
@@ -169,7 +151,7 @@ def test_fingerprint_covers_library_data_widgets_requirements(tmp_path: Path) ->
     assert any(p.startswith("accessibility_lib/data/") for p in files)
     assert not any("__pycache__" in p or p.endswith(".pyc") for p in files)
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    assert "accessibility_lib.sphinx_deps" in config["sphinx"]["extra_extensions"]
+    assert config["sphinx"]["local_extensions"]["sphinx_deps"] == "book/_ext/"
     assert config["bibtex_bibfiles"] == ["book/references.bib"]  # the render dependencies
 
     # any content change, an added file and a removed file are all seen

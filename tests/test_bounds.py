@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.bounds against hand-computed values, properties and bad inputs."""
+"""Tests of accessibility_lib.theory.bounds against hand-computed values, properties and bad inputs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accessibility_lib import bounds, precision
+from accessibility_lib.theory import bounds, precision
 
 # Model facts from the models list of the paper's replication repository (accessibility_lib/data/paper/models_list.csv):
 # name: (d, |V|, r_inf = L_inf max, measured slope "Slope exp")

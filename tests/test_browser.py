@@ -9,11 +9,11 @@ pages from ``file://``:
 
 - every explorer (chapter 1 ball bound, chapter 3 cramming, chapter 4 mean field): moving each slider
   changes the drawn plot's pixels (not only the labels); n* moves while the axis ticks stay where they
-  are; the model/series menu sets the documented values (computed here from ``accessibility_lib.paper``
-  and ``accessibility_lib.precision``, not from the widget); sweeping each slider end to end never shows
+  are; the model/series menu sets the documented values (computed here from ``accessibility_lib.theory.paper``
+  and ``accessibility_lib.theory.precision``, not from the widget); sweeping each slider end to end never shows
   "∞", "NaN" or an undefined number; tick labels never overlap the axis titles for any axis choice; the
   chapter 3 explorer shows C = 590.09 and C / C_exp = 6.53 for Pythia-160M under the replication
-  convention; the chapter 1 readout equals :mod:`accessibility_lib.bounds` to 4 significant digits;
+  convention; the chapter 1 readout equals :mod:`accessibility_lib.theory.bounds` to 4 significant digits;
 - the chapter 2 slice explorer switches its picture with its zoom slider and plane menu;
 - at 1400 and 1920 px no table on any page scrolls horizontally or overflows the text column;
 - no page logs a console error, and no page makes a request outside the site (every request that is not
@@ -32,14 +32,15 @@ import io
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import build_book, stage_book
 
-from accessibility_lib import bounds, capacity, paper
+from accessibility_lib.runs import registry
+from accessibility_lib.theory import bounds, capacity, paper
 
 pytestmark = pytest.mark.browser
 
@@ -54,13 +55,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-CHAPTERS = ["01_theory", "02_argmax_cells", "03_cramming", "04_mean_field", "05_support"]
-MINIMAL_TOC = (
-    "format: jb-book\nroot: book/intro\nchapters:\n"
-    + "".join(f"  - file: book/{c}\n" for c in CHAPTERS)
-    + "  - file: book/presets\n  - file: book/status\n  - file: book/references\n"
-)
-BOOK_FILES = ["intro.md", "presets.md", "status.md", "references.md", "references.bib"]
+#: every chapter of the book, as the registry lists them (the site below is the real book, smoke parameters)
+CHAPTERS = [c.stem for c in registry.chapters()]
+#: every other page of the real TOC
+BOOK_FILES = [p.name for p in (ROOT / "book").glob("*.md") if not p.name[:2].isdigit()] + ["references.bib"]
 SHOTS = os.environ.get("ACCESSIBILITY_SHOTS")
 BAD_TEXT = ("∞", "NaN", "Infinity", "undefined", "null")
 
@@ -71,8 +69,8 @@ def _vendor_ready() -> bool:
 
 def _smoke(text: str) -> str:
     """The chapter with its parameters cell set to the smoke preset."""
-    out, n = re.subn(r'^preset = "nano"', 'preset = "smoke"', text, count=1, flags=re.M)
-    assert n == 1, 'the chapter\'s parameters cell must set preset = "nano"'
+    out, n = re.subn(r'^preset = "default"', 'preset = "smoke"', text, count=1, flags=re.M)
+    assert n == 1, 'the chapter\'s parameters cell must set preset = "default"'
     return out
 
 
@@ -82,27 +80,9 @@ def site(tmp_path_factory) -> Path:
     if not _vendor_ready():
         pytest.fail("book/_vendor is missing: run `bash scripts/setup.sh` (npm ci + scripts/vendor_assets.py)")
     work = tmp_path_factory.mktemp("book")
-    shutil.copy(ROOT / "_config.yml", work / "_config.yml")
-    (work / "_toc.yml").write_text(MINIMAL_TOC)
-    (work / "book").mkdir()
-    for name in BOOK_FILES:
-        shutil.copy(ROOT / "book" / name, work / "book" / name)
-    for stem in CHAPTERS:
-        (work / "book" / f"{stem}.md").write_text(_smoke((ROOT / "book" / f"{stem}.md").read_text()))
-    for folder in ("data", "_theme"):
-        if (ROOT / "book" / folder).is_dir():
-            (work / "book" / folder).symlink_to(ROOT / "book" / folder, target_is_directory=True)
-    (work / "book" / "_vendor").symlink_to(ROOT / "book" / "_vendor", target_is_directory=True)
-    env = dict(os.environ, ACCESSIBILITY_BOOK_BUILD="1", ACCESSIBILITY_RESULTS=str(work / "results"))
-    jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run(
-        [str(jb), "build", ".", "-W", "-n", "--keep-going"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1500,
-    )
+    files = {f"{stem}.md": _smoke((ROOT / "book" / f"{stem}.md").read_text()) for stem in CHAPTERS}
+    stage_book(work, (ROOT / "_toc.yml").read_text(), files=files, copy=tuple(BOOK_FILES))
+    proc = build_book(work, timeout=2400, env={"ACCESSIBILITY_RESULTS": str(work / "results")})
     assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}"
     html = work / "_build" / "html"
     for stem in CHAPTERS:
@@ -356,7 +336,7 @@ def _attr(root, name: str) -> float:
 
 
 def _expected_ball(model: dict, convention: str) -> tuple[float, float]:
-    """(r, ε) of a paper model under a convention, from the definitions in accessibility_lib.precision's
+    """(r, ε) of a paper model under a convention, from the definitions in accessibility_lib.theory.precision's
     docstring: replication r = r∞, ε = r∞·2^-11; corrected r = max L2, ε = r∞·2^-11; fp16/bf16/fp32
     r = max L2, ε = r·u; table1_pythia r = max L2, ε = r·2^-16."""
     r2, rinf = model["r2"], model["r_inf"]
@@ -577,7 +557,7 @@ def test_live_in_jupyterlab(tmp_path: Path, browser) -> None:
 
     nb = new_notebook(
         cells=[
-            new_code_cell("from accessibility_lib.widgets import BoundExplorer\nw = BoundExplorer()\nw"),
+            new_code_cell("from accessibility_lib.figures.widgets import BoundExplorer\nw = BoundExplorer()\nw"),
             new_code_cell("print('KERNEL', w.d, repr(w.values()['C']))"),
         ]
     )

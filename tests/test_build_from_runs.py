@@ -15,8 +15,9 @@ import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import build_from_runs as B  # noqa: E402
+from conftest import stage_book  # noqa: E402
+
+from accessibility_lib.runs import publish as B  # noqa: E402
 
 MD = """---
 jupytext:
@@ -75,22 +76,11 @@ def _executed(path: Path, title: str, record: dict) -> None:
 
 def _mini_root(root: Path) -> list[str]:
     """A book with three chapters (MyST sources, as in the repository) and the repository's _config.yml."""
-    (root / "book").mkdir(parents=True)
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    (root / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
-    for entry in config["sphinx"]["config"].get("html_static_path", []):
-        if (ROOT / entry).is_dir():
-            (root / entry).symlink_to(ROOT / entry, target_is_directory=True)
-        else:
-            (root / entry).mkdir(parents=True)
     stems = ["01_one", "02_two", "03_three"]
-    for stem in stems:
-        (root / "book" / f"{stem}.md").write_text(MD.format(title=stem.split("_")[1].title()))
-    (root / "book" / "intro.md").write_text("# Intro\n")
-    (root / "book" / "status.md").write_text("# Execution status\n")
-    (root / "book" / "references.bib").write_text("")
+    files = {f"{stem}.md": MD.format(title=stem.split("_")[1].title()) for stem in stems}
+    files.update({"intro.md": "# Intro\n", "status.md": "# Execution status\n", "references.bib": ""})
     toc = "format: jb-book\nroot: book/intro\nchapters:\n" + "".join(f"  - file: book/{s}\n" for s in stems)
-    (root / "_toc.yml").write_text(toc + "  - file: book/status\n")
+    stage_book(root, toc + "  - file: book/status\n", files=files)
     return stems
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from accessibility_lib import capacity
+from accessibility_lib.theory import capacity
 
 # Fields of EleutherAI/pythia-160m's config.json (public model card facts: GPT-NeoX, d = 768, |V| = 50304).
 PYTHIA_160M_CONFIG = {
@@ -36,7 +36,7 @@ def test_card_cli_offline_from_folder_and_builtin(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(PYTHIA_160M_CONFIG))
     env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
-        [sys.executable, "-m", "accessibility_lib.capacity", str(tmp_path), "EleutherAI/pythia-160m", "-m", "2"],
+        [sys.executable, "-m", "accessibility_lib", "capacity", str(tmp_path), "EleutherAI/pythia-160m", "-m", "2"],
         capture_output=True,
         text=True,
         env=env,
@@ -89,7 +89,7 @@ def test_prompt_length_must_be_a_positive_integer(bad):
 )
 def test_cli_refuses_bad_m_and_q(args, word):
     out = subprocess.run(
-        [sys.executable, "-m", "accessibility_lib.capacity", "EleutherAI/pythia-160m", *args],
+        [sys.executable, "-m", "accessibility_lib", "capacity", "EleutherAI/pythia-160m", *args],
         capture_output=True,
         text=True,
         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
@@ -138,7 +138,7 @@ def test_book_models_work_before_they_are_fetched(monkeypatch, tmp_path):
     assert rows["replication"]["C"] == pytest.approx(426.68, abs=0.01)
     assert rows["replication"]["n_star"] == pytest.approx(3 * 426.68, abs=0.03)
     out = subprocess.run(
-        [sys.executable, "-m", "accessibility_lib.capacity", "gemma-3-270m", "Pythia-160M"],
+        [sys.executable, "-m", "accessibility_lib", "capacity", "gemma-3-270m", "Pythia-160M"],
         capture_output=True,
         text=True,
         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "ACCESSIBILITY_CACHE": str(tmp_path)},

@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.cells.cell_volumes: exact areas of 2-D argmax cells (with a bias)."""
+"""Tests of accessibility_lib.geometry.cells.cell_volumes: exact areas of 2-D argmax cells (with a bias)."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import geometry as G
-from accessibility_lib.cells import cell_volumes
+from accessibility_lib.geometry import support_shape as G
+from accessibility_lib.geometry.cells import cell_volumes
 
 # Rows of unequal norms: argmax cells are not Voronoi cells. In the box [-1, 1]^2 with
 # W = [[2, 0], [-1, 0], [0, 1]], b = [0, 0.5, -10]: token 0 wins iff 2x ≥ 0.5 − x, i.e. x ≥ 1/6, so its

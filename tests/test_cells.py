@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.cells: argmax cells (with bias, chunked, any dtype), the Voronoi
+"""Tests of accessibility_lib.geometry.cells: argmax cells (with bias, chunked, any dtype), the Voronoi
 assignment, planes and 2-D slices."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import cells, slices
+from accessibility_lib.geometry import cells, slices
 
 
 def _rand(V=700, d=24, N=300, seed=0):
@@ -147,7 +147,7 @@ def test_drawing_and_static_explorer():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from accessibility_lib import cell_plots
+    from accessibility_lib.figures import cell_plots
 
     W, b, x = _rand(V=300, d=8)
     s = slices.argmax_slice(slices.plane_through(x[:3]), W, b, resolution=24)

@@ -63,7 +63,7 @@ PROMPTS = ["The quick brown fox", "https://", "In a distant future"]  # the smok
 
 @pytest.mark.slow
 def test_chapter_numbers_against_independent_computations(executed, nano):
-    from accessibility_lib.presets import PRESETS
+    from accessibility_lib.runs.presets import PRESETS
 
     assert PRESETS["argmax_cells"]["smoke"]["prompts"] == PROMPTS
     assert PRESETS["argmax_cells"]["smoke"]["model_name"] == "nano"

@@ -1,12 +1,12 @@
-"""Tests of accessibility_lib.convolution: the Dirac case is Cor 4.6, the lognormal case matches Monte Carlo."""
+"""Tests of accessibility_lib.geometry.convolution: the Dirac case is Cor 4.6, the lognormal case matches Monte Carlo."""
 
 import math
 
 import numpy as np
 import pytest
 
-from accessibility_lib import bounds
-from accessibility_lib import convolution as C
+from accessibility_lib.geometry import convolution as C
+from accessibility_lib.theory import bounds
 
 
 @pytest.mark.parametrize(

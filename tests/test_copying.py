@@ -1,4 +1,4 @@
-"""Tests of the copying task (accessibility_lib.copying, copying_model): layout, splits, training, eval, cache."""
+"""Tests of the copying task (accessibility_lib.experiments.copying, copying_model): layout, splits, training, eval, cache."""
 
 import dataclasses
 import math
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import copying as C
-from accessibility_lib import copying_model as CM
-from accessibility_lib.results import ResultStore
+from accessibility_lib.experiments import copying as C
+from accessibility_lib.experiments import copying_model as CM
+from accessibility_lib.ground.results import ResultStore
 
 # A tiny config that learns to copy strings of length <= 6 over 8 symbols in ~1000 steps (6-25 s on a
 # loaded 2-core machine, one thread).
@@ -268,7 +268,7 @@ def test_step_data_are_detected_and_described():
 
 
 def test_compare_cliffs_never_reports_a_move_the_data_cannot_show():
-    from accessibility_lib.fitting import fit_sigmoid
+    from accessibility_lib.experiments.fitting import fit_sigmoid
 
     n = np.array([2, 4, 6, 7, 8, 9, 10, 11, 12, 14])
     p8, p11 = (n <= 8).astype(float), (n <= 11).astype(float)

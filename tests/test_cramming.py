@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.cramming: verified cramming, batching, resumable n50 search, bad input.
+"""Tests of accessibility_lib.experiments.cramming: verified cramming, batching, resumable n50 search, bad input.
 
 Most tests use a tiny random GPT-NeoX built from a config (no download); the model-level check
 uses the shipped ``nano`` model (committed in the package, so never skipped).
@@ -11,12 +11,12 @@ import pytest
 import torch
 import transformers
 
-from accessibility_lib.cramming import cram
-from accessibility_lib.decoding import greedy_decode, recompute_argmax
-from accessibility_lib.fitting import logistic
-from accessibility_lib.models import wrap_model
-from accessibility_lib.n50 import find_n50, locate_n50
-from accessibility_lib.results import ResultStore
+from accessibility_lib.experiments.cramming import cram
+from accessibility_lib.experiments.fitting import logistic
+from accessibility_lib.experiments.n50 import find_n50, locate_n50
+from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.models.decoding import greedy_decode, recompute_argmax
+from accessibility_lib.models.handle import wrap_model
 
 torch.set_num_threads(1)  # tiny models: threads only add overhead on a shared 2-core machine
 
@@ -49,13 +49,13 @@ def _rand_targets(lengths, vocab=64, seed=1):
 
 @pytest.fixture(scope="module")
 def nano():
-    from accessibility_lib.models import load_model
+    from accessibility_lib.models.handle import load_model
 
     return load_model("nano")  # shipped in the package: a missing model is a failure, not a skip
 
 
 def test_nano_short_natural_target_crammed_and_generate_reproduces_it(nano):
-    from accessibility_lib.text import natural_targets
+    from accessibility_lib.experiments.text import natural_targets
 
     # nano (4 layers, d = 128) crams only very short targets into one vector: its n50(m=1) is ~2
     # tokens (chapter 3); this window (" hosts,") is crammed in about ten steps.
@@ -282,8 +282,8 @@ def test_weight_decay_shrinks_a_prompt_that_cannot_be_crammed(tiny):
 
 
 def test_find_n50_with_a_target_source_keys_its_layout(tmp_path):
-    from accessibility_lib.models import load_model
-    from accessibility_lib.targets import target_source
+    from accessibility_lib.experiments.targets import target_source
+    from accessibility_lib.models.handle import load_model
 
     nano = load_model("nano")
     store = ResultStore(tmp_path)
@@ -309,8 +309,8 @@ def test_find_n50_with_a_target_source_keys_its_layout(tmp_path):
 
 
 def test_target_source_bad_input_names_the_choices():
-    from accessibility_lib.models import load_model
-    from accessibility_lib.targets import target_source
+    from accessibility_lib.experiments.targets import target_source
+    from accessibility_lib.models.handle import load_model
 
     nano = load_model("nano")
     with pytest.raises(ValueError, match="kind must be one of 'natural', 'random_words', 'random_tokens'"):
@@ -324,7 +324,8 @@ def test_target_source_bad_input_names_the_choices():
 
 
 def test_missing_artifacts_name_the_command(tmp_path):
-    from accessibility_lib import cramming_runs, support
+    from accessibility_lib.geometry import support
+    from accessibility_lib.runs import cramming_runs
 
     with pytest.raises(cramming_runs.ArtifactMissingError, match="scripts/real_model_cramming.py --model smollm2-135m"):
         cramming_runs.load_artifact("smollm2-135m", tmp_path)
@@ -340,7 +341,7 @@ def test_artifact_round_trip_refits_exactly_and_resumes_on_a_fresh_store(tmp_pat
     import subprocess
     import sys
 
-    from accessibility_lib import cramming_runs as CR
+    from accessibility_lib.runs import cramming_runs as CR
 
     env = {**__import__("os").environ, "ACCESSIBILITY_RESULTS": str(tmp_path / "store"), "ACCESSIBILITY_PROGRESS": "0"}
     cmd = [

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import cramming_artifacts as CA
-from accessibility_lib.cramming_units import Unit, plan_units, unit_settings
-from accessibility_lib.dtype_choice import check_dtype
-from accessibility_lib.instruments import check_budget, get_instrument
-from accessibility_lib.progressive import median_interval, progressive_cram
-from accessibility_lib.results import ResultStore
+from accessibility_lib.experiments.dtype_choice import check_dtype
+from accessibility_lib.experiments.instruments import check_budget, get_instrument
+from accessibility_lib.experiments.progressive import median_interval, progressive_cram
+from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.runs import cramming_artifacts as CA
+from accessibility_lib.runs.cramming_units import Unit, plan_units, unit_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -111,9 +111,9 @@ def test_median_interval_covers_the_median_at_its_level():
 
 
 def test_progressive_cramming_horizons_are_verified_and_a_resumed_run_replays_them(tmp_path):
-    from accessibility_lib.decoding import greedy_decode
-    from accessibility_lib.models import load_model
-    from accessibility_lib.targets import target_source
+    from accessibility_lib.experiments.targets import target_source
+    from accessibility_lib.models.decoding import greedy_decode
+    from accessibility_lib.models.handle import load_model
 
     torch.set_num_threads(1)
     nano = load_model("nano")

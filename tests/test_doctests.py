@@ -6,12 +6,12 @@ import importlib
 import pytest
 
 MODULES = [
-    "accessibility_lib.bounds",
-    "accessibility_lib.precision",
-    "accessibility_lib.results",
-    "accessibility_lib.geometry",
-    "accessibility_lib.convolution",
-    "accessibility_lib.text",
+    "accessibility_lib.theory.bounds",
+    "accessibility_lib.theory.precision",
+    "accessibility_lib.ground.results",
+    "accessibility_lib.geometry.support_shape",
+    "accessibility_lib.geometry.convolution",
+    "accessibility_lib.experiments.text",
 ]
 
 

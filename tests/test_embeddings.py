@@ -1,12 +1,12 @@
-"""Tests of accessibility_lib.embeddings on a tiny random GPT-NeoX (built from a config, no hub)."""
+"""Tests of accessibility_lib.geometry.embeddings on a tiny random GPT-NeoX (built from a config, no hub)."""
 
 import numpy as np
 import pytest
 import torch
 import transformers
 
-from accessibility_lib import embeddings as E
-from accessibility_lib.results import ResultStore
+from accessibility_lib.geometry import embeddings as E
+from accessibility_lib.ground.results import ResultStore
 
 
 class _Tok:

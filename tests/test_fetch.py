@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.fetch that need no network: sources, idempotence, errors, whole-model checks."""
+"""Tests of accessibility_lib.models.fetch that need no network: sources, idempotence, errors, whole-model checks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from accessibility_lib import fetch
+from accessibility_lib.models import fetch
 
 
 def test_sources_record_checksums():
@@ -241,7 +241,7 @@ def test_fetched_model_reproduces_its_recorded_continuations(name):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from accessibility_lib.models import cache_dir
+    from accessibility_lib.models.handle import cache_dir
 
     folder = cache_dir() / name
     model, info = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, output_loading_info=True)

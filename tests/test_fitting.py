@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.fitting: sigmoid n50 recovery, intervals, degenerate data, slopes."""
+"""Tests of accessibility_lib.experiments.fitting: sigmoid n50 recovery, intervals, degenerate data, slopes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accessibility_lib.fitting import fit_sigmoid, fit_slope, logistic
+from accessibility_lib.experiments.fitting import fit_sigmoid, fit_slope, logistic
 
 CURVES = Path(__file__).resolve().parents[1] / "accessibility_lib" / "data" / "paper" / "cramming_curves.json"
 

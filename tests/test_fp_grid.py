@@ -1,4 +1,4 @@
-"""Exact counts of representable values (accessibility_lib.fp_grid) against enumeration and hand derivations."""
+"""Exact counts of representable values (accessibility_lib.theory.fp_grid) against enumeration and hand derivations."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accessibility_lib import fp_grid
+from accessibility_lib.theory import fp_grid
 
 
 def _all_values(dtype: str) -> np.ndarray:
@@ -107,7 +107,7 @@ def test_spacing_matches_nextafter():
 
 
 def test_unit_roundoff_matches_precision_module():
-    from accessibility_lib import precision
+    from accessibility_lib.theory import precision
 
     for name in ("fp32", "bf16", "fp16"):
         assert fp_grid.get_format(name).unit_roundoff == precision.unit_roundoff(name)
@@ -156,9 +156,9 @@ def _node(script: str):
 def test_precision_explorer_js_equals_python():
     import json
 
-    from accessibility_lib.widgets.precision import PrecisionExplorer, model_entry, paper_entries
+    from accessibility_lib.figures.widgets.precision import PrecisionExplorer, model_entry, paper_entries
 
-    js_file = __import__("pathlib").Path(fp_grid.__file__).parent / "widgets" / "precision.js"
+    js_file = __import__("pathlib").Path(fp_grid.__file__).parents[1] / "figures" / "widgets" / "precision.js"
     entries = paper_entries() + [model_entry("box", 3, 100, 2.0, radii=[0.5, 1e-6, 3.0], slope=2.0)]
     radii = [0.0, 1e-45, 1e-40, 6e-8, 0.3, 1.0, 22.45, 65504.0, 1e6, 3.5e38]
     script = (
@@ -188,7 +188,7 @@ def test_precision_explorer_js_equals_python():
 
 
 def test_precision_explorer_rejects_bad_input():
-    from accessibility_lib.widgets.precision import PrecisionExplorer, model_entry
+    from accessibility_lib.figures.widgets.precision import PrecisionExplorer, model_entry
 
     with pytest.raises(ValueError, match="dtype must be one of"):
         PrecisionExplorer(dtype="int8")

@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.geometry on synthetic point clouds with known answers."""
+"""Tests of accessibility_lib.geometry.support_shape on synthetic point clouds with known answers."""
 
 import math
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import bounds
-from accessibility_lib import geometry as G
+from accessibility_lib.geometry import support_shape as G
+from accessibility_lib.theory import bounds
 
 
 def _gen(seed=0):

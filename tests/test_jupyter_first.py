@@ -20,8 +20,8 @@ import nbformat
 import pytest
 import yaml
 
-from accessibility_lib import presets
-from accessibility_lib.parameters import ParameterError
+from accessibility_lib.runs import presets
+from accessibility_lib.runs.parameters import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted(p for p in (ROOT / "book").glob("[0-9][0-9]_*.md"))
@@ -107,32 +107,32 @@ CASES = [(ch, name) for ch, params in presets.PARAMETERS.items() for name in par
 @pytest.mark.parametrize("chapter,name", CASES, ids=[f"{c}-{n}" for c, n in CASES])
 def test_every_parameter_through_p_y_and_a_wrong_type(chapter, name):
     schema = presets.PARAMETERS[chapter][name]
-    value = presets.PRESETS[chapter]["nano"][name]
+    value = presets.PRESETS[chapter]["default"][name]
     if value is None:
         value = presets.PRESETS[chapter]["paper"][name]
     if value is None:
         pytest.skip(f"{chapter}.{name} is None in every preset")
     # -p name <text>: papermill guesses the type; the chapter's check coerces it back
-    via_p = presets.resolve(chapter, "nano", check_machine=False, **{name: _papermill_p(_as_text(value))})
+    via_p = presets.resolve(chapter, "default", check_machine=False, **{name: _papermill_p(_as_text(value))})
     assert via_p[name] == value and type(via_p[name]) is type(value)
     # -y 'name: <yaml>'
     via_y = yaml.safe_load(f"{name}: {_as_text(value)}")[name]
-    assert presets.resolve(chapter, "nano", check_machine=False, **{name: via_y})[name] == value
+    assert presets.resolve(chapter, "default", check_machine=False, **{name: via_y})[name] == value
     # a wrong type or value: an error that names the parameter and says what is allowed
     with pytest.raises(ParameterError, match=rf"parameter '{re.escape(name)}'.*[Aa]llowed"):
-        presets.resolve(chapter, "nano", check_machine=False, **{name: _wrong(schema)})
+        presets.resolve(chapter, "default", check_machine=False, **{name: _wrong(schema)})
 
 
 def test_the_reported_papermill_pitfalls():
     # found by a new user: lists as text, YAML numbers as text, "false" as text, a model name unknown
-    assert presets.resolve("theory", "nano", m_values=_papermill_p("[1, 2]"))["m_values"] == [1, 2]
-    assert presets.resolve("cramming", "nano", check_machine=False, **yaml.safe_load("lr: 1e-3"))["lr"] == 0.001
+    assert presets.resolve("theory", "default", m_values=_papermill_p("[1, 2]"))["m_values"] == [1, 2]
+    assert presets.resolve("cramming", "default", check_machine=False, **yaml.safe_load("lr: 1e-3"))["lr"] == 0.001
     with pytest.raises(ParameterError, match="parameter 'seed' got 'false'"):
-        presets.resolve("cramming", "nano", check_machine=False, seed=_papermill_p("false"))
+        presets.resolve("cramming", "default", check_machine=False, seed=_papermill_p("false"))
     with pytest.raises(ParameterError, match="parameter 'fraction_model' got 'GPT-5'.*'Pythia-160M'"):
-        presets.resolve("theory", "nano", fraction_model="GPT-5")
+        presets.resolve("theory", "default", fraction_model="GPT-5")
     with pytest.raises(ParameterError, match="papermill's -p turns text"):
-        presets.resolve("cramming", "nano", check_machine=False, model_name=_papermill_p("007"))
+        presets.resolve("cramming", "default", check_machine=False, model_name=_papermill_p("007"))
 
 
 @pytest.mark.slow

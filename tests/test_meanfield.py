@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import bounds, meanfield, measures, positionfree
-from accessibility_lib.models import wrap_model
-from accessibility_lib.positionfree import neox_forward, tiny_neox
+from accessibility_lib.models.handle import wrap_model
+from accessibility_lib.theory import bounds, meanfield, measures, positionfree
+from accessibility_lib.theory.positionfree import neox_forward, tiny_neox
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.models: logit parity of final_embeddings on tiny random models of every
+"""Tests of accessibility_lib.models.handle: logit parity of final_embeddings on tiny random models of every
 supported architecture, padding, dtypes, loading from folders and clear errors; real models when fetched."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 import torch
 import transformers as tf
 
-from accessibility_lib import cells
-from accessibility_lib.models import CorruptWeightsError, ModelNotAvailableError, load_model, wrap_model
+from accessibility_lib.geometry import cells
+from accessibility_lib.models.handle import CorruptWeightsError, ModelNotAvailableError, load_model, wrap_model
 
 V, D = 96, 32
 
@@ -213,8 +213,8 @@ _FUNCTIONAL = re.compile(r"\b(?:F|functional)\.embedding\(")
 _MODULE_CALL = re.compile(r"(?:get_input_embeddings\(\)|\.embed_tokens|\.embed_in|\.wte|\.word_embeddings)\(")
 # Functions allowed to touch embedding weights or modules, with the reason.
 _ALLOWED = {
-    ("accessibility_lib/copying_model.py", "cut_vocabulary"): "weight surgery: keeps rows of the vocabulary",
-    ("accessibility_lib/models.py", "embed"): "ModelHandle.embed itself: the one path from ids to input vectors",
+    ("accessibility_lib/experiments/copying_model.py", "cut_vocabulary"): "weight surgery: keeps rows of the vocabulary",
+    ("accessibility_lib/models/handle.py", "embed"): "ModelHandle.embed itself: the one path from ids to input vectors",
 }
 
 
@@ -334,7 +334,7 @@ def test_unknown_name_offline_lists_choices(monkeypatch):
         load_model("no-such-org/no-such-model")
     msg = str(exc.value)
     assert "unreachable or offline" in msg
-    for choice in ("'nano'", "smollm2-135m", "gemma-3-270m", "python -m accessibility_lib.fetch", "local folder"):
+    for choice in ("'nano'", "smollm2-135m", "gemma-3-270m", "python -m accessibility_lib fetch", "local folder"):
         assert choice in msg
     with pytest.raises(ValueError, match="dtype"):
         load_model("nano", dtype=torch.int32)
@@ -343,7 +343,7 @@ def test_unknown_name_offline_lists_choices(monkeypatch):
 def test_named_model_not_fetched_names_the_command(monkeypatch, tmp_path):
     monkeypatch.setenv("ACCESSIBILITY_CACHE", str(tmp_path))
     for name in ("smollm2-135m", "gemma-3-270m"):
-        with pytest.raises(ModelNotAvailableError, match=f"python -m accessibility_lib.fetch {name}"):
+        with pytest.raises(ModelNotAvailableError, match=f"python -m accessibility_lib fetch {name}"):
             load_model(name)
 
 

@@ -11,12 +11,12 @@ import pytest
 import torch
 import transformers
 
-from accessibility_lib.fitting import logistic
-from accessibility_lib.models import wrap_model
-from accessibility_lib.n50 import StopSearch, find_n50, locate_n50, token_steps
-from accessibility_lib.n50_sequential import locate_n50_sequential, predict_n50
-from accessibility_lib.results import ResultStore
-from accessibility_lib.sidetest import operating_characteristic, side_test
+from accessibility_lib.experiments.fitting import logistic
+from accessibility_lib.experiments.n50 import StopSearch, find_n50, locate_n50, token_steps
+from accessibility_lib.experiments.n50_sequential import locate_n50_sequential, predict_n50
+from accessibility_lib.experiments.sidetest import operating_characteristic, side_test
+from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.models.handle import wrap_model
 
 torch.set_num_threads(1)
 FAST = dict(max_steps=150, lr=0.05, patience=60)

@@ -95,14 +95,14 @@ def test_files_sizes_and_config():
 
 @pytest.fixture(scope="module")
 def handle():
-    from accessibility_lib.models import load_model
+    from accessibility_lib.models.handle import load_model
 
     return load_model("nano-mamba")  # verifies h·W_Uᵀ + b_U == the model's logits
 
 
 @shipped
 def test_load_model_and_decoding_paths(handle):
-    from accessibility_lib.decoding import greedy_decode, recompute_argmax
+    from accessibility_lib.models.decoding import greedy_decode, recompute_argmax
 
     assert type(handle.model).__name__ == "MambaForCausalLM" and handle.d_model == 128 and handle.d_vocab == 4096
     x = handle.embed(handle.encode(["And God said unto", "In the beginning"])[0][:, :3])  # (2, 3, d)
@@ -137,8 +137,8 @@ def test_heldout_perplexity_beats_unigram(handle):
 @shipped
 def test_crams_and_measures_like_any_handle(handle):
     """The book's cramming and perturbation code run on the state-space model unchanged."""
-    from accessibility_lib import perturbation
-    from accessibility_lib.cramming import cram
+    from accessibility_lib.experiments import perturbation
+    from accessibility_lib.experiments.cramming import cram
 
     target = handle.encode(["And the LORD"])[0][:, :3]
     res = cram(handle, target, m=1, max_steps=60, patience=30, lr=1e-2)

@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-from rerun import toc_chapters  # noqa: E402
+from accessibility_lib.runs.rerun import toc_chapters  # noqa: E402
 
 CHAPTERS = toc_chapters()
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"

@@ -22,7 +22,7 @@ import pytest
 import torch
 import transformers
 
-from accessibility_lib.models import wrap_model
+from accessibility_lib.models.handle import wrap_model
 
 V, WIDTH, N_TOKENS, N_PROMPTS = 64, 32, 4, 4000
 # (d, m, R = r/ε): bounds (1 + 2R)^{dm} = 25, 49, 81, 9; |V|^n = 64^4 ≈ 1.7e7 for all.

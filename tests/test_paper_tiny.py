@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from accessibility_lib import presets, standins, support
-from accessibility_lib.results import ResultStore
+from accessibility_lib.geometry import support
+from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.models import standins
+from accessibility_lib.runs import presets
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,7 +74,7 @@ def test_paper_tiny_end_to_end_through_the_rerun_command_and_the_site(tmp_path):
         [
             sys.executable,
             "-m",
-            "accessibility_lib.sweeps",
+            "accessibility_lib.runs.sweeps",
             "--preset",
             "paper_tiny",
             "--device",
@@ -98,8 +100,7 @@ def test_paper_tiny_end_to_end_through_the_rerun_command_and_the_site(tmp_path):
     )
     assert rerun.returncode == 0, rerun.stdout[-4000:] + rerun.stderr[-2000:]
     records = json.loads((out / "runs.json").read_text())
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from rerun import toc_chapters
+    from accessibility_lib.runs.rerun import toc_chapters
 
     assert [r["chapter"] for r in records] == toc_chapters() and all(r["status"] == "ok" for r in records)
     assert all(r["preset"] == "paper_tiny" for r in records)

@@ -1,4 +1,4 @@
-"""The ε a model really shows (accessibility_lib.perturbation): known answers, exactness, reproducibility, errors."""
+"""The ε a model really shows (accessibility_lib.experiments.perturbation): known answers, exactness, reproducibility, errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import perturbation as P
+from accessibility_lib.experiments import perturbation as P
 
 EPS = 2.0**-6  # the known grid
 
@@ -99,7 +99,7 @@ def test_h_margin_against_brute_force():
 def _tiny_handle(seed=0):
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
-    from accessibility_lib.models import wrap_model
+    from accessibility_lib.models.handle import wrap_model
 
     cfg = GPTNeoXConfig(vocab_size=64, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                         intermediate_size=64, max_position_embeddings=64)  # fmt: skip

@@ -1,4 +1,4 @@
-"""accessibility_lib.plotting: log axes with enough labelled ticks, legends off the data, labels that do not collide."""
+"""accessibility_lib.figures.plotting: log axes with enough labelled ticks, legends off the data, labels that do not collide."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from accessibility_lib import plotting  # noqa: E402
+from accessibility_lib.figures import plotting  # noqa: E402
 
 
 def _labels(ax, which: str) -> list[str]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from accessibility_lib import presets
+from accessibility_lib.runs import presets
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -16,19 +16,19 @@ def test_every_chapter_has_the_three_presets_with_the_same_parameters():
     for chapter, table in presets.PRESETS.items():
         assert set(table) == set(presets.PRESET_NAMES), chapter
         keys = {name: set(params) for name, params in table.items()}
-        assert keys["smoke"] == keys["nano"] == keys["paper"], chapter
+        assert keys["smoke"] == keys["default"] == keys["paper"], chapter
 
 
 def test_resolve_overrides_and_errors():
     params = presets.resolve("cramming", "paper", device="cpu", model_name=None)
     assert params["device"] == "cpu" and params["model_name"] == presets.PRESETS["cramming"]["paper"]["model_name"]
     assert params["preset"] == "paper"
-    with pytest.raises(ValueError, match="parameter 'preset' got 'huge'.*'smoke', 'nano', 'paper'"):
+    with pytest.raises(ValueError, match="parameter 'preset' got 'huge'.*'smoke', 'default', 'paper'"):
         presets.resolve("cramming", "huge")
     with pytest.raises(ValueError, match="chapter must be one of"):
-        presets.resolve("nope", "nano")
+        presets.resolve("nope", "default")
     with pytest.raises(ValueError, match="not parameter"):
-        presets.resolve("cramming", "nano", colour="red")
+        presets.resolve("cramming", "default", colour="red")
 
 
 def test_every_preset_satisfies_its_declared_types():

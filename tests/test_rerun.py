@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _notebook(path: Path, body: str) -> None:
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('preset = "nano"\ndevice = None\nscale = 1')
+    params = nbformat.v4.new_code_cell('preset = "default"\ndevice = None\nscale = 1')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell("x = 2 * scale"), nbformat.v4.new_code_cell(body)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -85,10 +85,7 @@ def test_dead_kernel_and_timeout_are_named_with_their_cell(tmp_path):
     assert "FAILED 02_slow: cell 3 `import time` — timed out" in proc.stdout
     assert "cell None" not in proc.stdout
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        from build_from_runs import status_page
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    from accessibility_lib.runs.publish import status_page
+
     page = status_page(list(records.values()))
     assert "kernel died in cell 3 (`import os`)" in page and "timed out in cell 3 (`import time`)" in page

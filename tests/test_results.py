@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.results: resume after a crash, atomic writes, arrays, keys, strict JSON, location."""
+"""Tests of accessibility_lib.ground.results: resume after a crash, atomic writes, arrays, keys, strict JSON, location."""
 
 import json
 import math
@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accessibility_lib import results
-from accessibility_lib.results import ResultStore
+from accessibility_lib.ground import results
+from accessibility_lib.ground.results import ResultStore
 
 
 def _sweep(store, keys, work, crash_at=None):

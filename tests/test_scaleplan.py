@@ -8,7 +8,8 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from accessibility_lib import scaleplan, standins
+from accessibility_lib.models import standins
+from accessibility_lib.runs import scaleplan
 
 ROOT = Path(__file__).resolve().parent.parent
 GIB = 2.0**30

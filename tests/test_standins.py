@@ -6,11 +6,12 @@ import sys
 import pytest
 import torch
 
-from accessibility_lib import paper, standins
-from accessibility_lib.models import ModelNotAvailableError, load_model
-from accessibility_lib.support import weights_fingerprint
-from accessibility_lib.targets import tokenizer_adds_bos
-from accessibility_lib.text import allowed_token_ids
+from accessibility_lib.experiments.targets import tokenizer_adds_bos
+from accessibility_lib.experiments.text import allowed_token_ids
+from accessibility_lib.geometry.support import weights_fingerprint
+from accessibility_lib.models import standins
+from accessibility_lib.models.handle import ModelNotAvailableError, load_model
+from accessibility_lib.theory import paper
 
 PAPER_PRESET_MODELS = [
     "EleutherAI/pythia-160m",
@@ -101,7 +102,7 @@ def test_deterministic_and_leaves_the_callers_random_state_alone():
 
 def test_tokenizer_training_is_the_same_in_every_process():
     code = (
-        "import hashlib, json; from accessibility_lib.standins import _base_bpe; "
+        "import hashlib, json; from accessibility_lib.models.standins import _base_bpe; "
         "print(hashlib.sha256(json.dumps(_base_bpe()).encode()).hexdigest())"
     )
     digests = {

@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.support: the chapter-5 pipeline on an untrained tiny GPT-NeoX.
+"""Tests of accessibility_lib.geometry.support: the chapter-5 pipeline on an untrained tiny GPT-NeoX.
 
 Expected values are computed here independently of the code under test: the embeddings by the Hugging Face
 base model itself (not the library's sampler), the radii by NumPy, and the ball slopes by the closed form of
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import support
-from accessibility_lib.embeddings import prompt_tokens
-from accessibility_lib.results import ResultStore
+from accessibility_lib.geometry import support
+from accessibility_lib.geometry.embeddings import prompt_tokens
+from accessibility_lib.ground.results import ResultStore
 
 
 def test_fingerprint_tracks_weights():

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from accessibility_lib import sweeps
-from accessibility_lib.parameters import ParameterError
-from accessibility_lib.results import ResultStore
+from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.runs import sweeps
+from accessibility_lib.runs.parameters import ParameterError
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-m", "accessibility_lib.sweeps"]
+CLI = [sys.executable, "-m", "accessibility_lib", "sweeps"]
 
 
 def test_units_of_paper_tiny_mirror_the_paper_preset():

@@ -1,4 +1,4 @@
-"""Tests of accessibility_lib.table1 (Table 1 under the replication and corrected methods) and regions.
+"""Tests of accessibility_lib.geometry.table1 (Table 1 under the replication and corrected methods) and regions.
 
 Expected values are written out here from the paper's formulas (Cor 4.6, Section 5.2) and from the
 authors' code as read (ε = r∞·2^-11 with r = r∞; box widths; a cone fraction 4× the true one), not
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import table1
-from accessibility_lib.regions import enclosing_ellipsoid
+from accessibility_lib.geometry import table1
+from accessibility_lib.geometry.regions import enclosing_ellipsoid
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +101,8 @@ def test_float16_grid_count_matches_enumeration():
 def test_every_row_recomputes_from_its_printed_r_and_eps_on_nano():
     """Under the replication convention the nano ball row is d·ln(1 + 4096)/ln|V| = 128.0 (d = 128, |V| = 4096),
     and every ball or cone row's C follows from the r and ε printed beside it."""
-    from accessibility_lib.embeddings import sample_embeddings
-    from accessibility_lib.models import load_model
+    from accessibility_lib.geometry.embeddings import sample_embeddings
+    from accessibility_lib.models.handle import load_model
 
     nano = load_model("nano")
     emb = sample_embeddings(nano, 16, [8, 32], seed=0)

@@ -1,4 +1,4 @@
-"""Target sources (accessibility_lib.text): determinism per (seed, index), exact lengths, exclusions."""
+"""Target sources (accessibility_lib.experiments.text): determinism per (seed, index), exact lengths, exclusions."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib import text as T
+from accessibility_lib.experiments import text as T
 
 NANO = T.HELDOUT_PATH.parent
 

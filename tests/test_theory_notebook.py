@@ -31,7 +31,7 @@ def test_committed_without_outputs_and_one_parameters_cell() -> None:
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(not c.outputs and c.execution_count is None for c in code)
     tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
-    assert len(tagged) == 1 and 'preset = "nano"' in tagged[0].source
+    assert len(tagged) == 1 and 'preset = "default"' in tagged[0].source
 
 
 def test_papermill_with_a_non_default_eps_convention(tmp_path: Path) -> None:
@@ -90,8 +90,8 @@ def test_nbval_lax() -> None:
 
 
 def test_paper_models_match_their_source() -> None:
-    """accessibility_lib.paper reads the authors' models list: ten models, typed fields."""
-    from accessibility_lib import paper
+    """accessibility_lib.theory.paper reads the authors' models list: ten models, typed fields."""
+    from accessibility_lib.theory import paper
 
     ms = paper.models()
     assert len(ms) == 10
@@ -104,7 +104,7 @@ def test_paper_models_match_their_source() -> None:
 def test_the_two_sources_of_measured_slopes_are_compared() -> None:
     """The paper's figures give Pythia-1B 261.42 (natural); the authors' models list gives 287.4 for Pythia-1B
     and 261.4 for Pythia-1.4B (paper §5 and models_list.csv). Pythia-410M differs by 1 % (111.14 vs 112.4)."""
-    from accessibility_lib import paper
+    from accessibility_lib.theory import paper
 
     odd = paper.slope_source_disagreements()
     assert odd == [("Pythia-1B", 261.42, 287.4, "Pythia-1.4B")]

@@ -1,7 +1,7 @@
-"""accessibility_lib.widgets: the explorers' Python side equals bounds, and their JS equals the Python.
+"""accessibility_lib.figures.widgets: the explorers' Python side equals bounds, and their JS equals the Python.
 
 Expected values come from the paper (C = 590.09 and C / C_exp = 590.09 / 90.37 = 6.53 for Pythia-160M under
-the replication convention), from hand derivations, or from accessibility_lib.bounds. The JS parity tests
+the replication convention), from hand derivations, or from accessibility_lib.theory.bounds. The JS parity tests
 import explorer.js in node (skipped when node is missing); the browser test (tests/test_browser.py) checks
 the rendered static pages.
 """
@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from accessibility_lib import bounds, paper, precision
-from accessibility_lib.widgets import (
+from accessibility_lib.figures.widgets import (
     AXIS_CHOICES,
     DEFAULT_RANGES,
     BoundExplorer,
@@ -31,8 +30,9 @@ from accessibility_lib.widgets import (
     paper_models,
     series_from_fits,
 )
+from accessibility_lib.theory import bounds, paper, precision
 
-JS = Path(__file__).resolve().parent.parent / "accessibility_lib" / "widgets" / "explorer.js"
+JS = Path(__file__).resolve().parent.parent / "accessibility_lib" / "figures" / "widgets" / "explorer.js"
 PYTHIA_C = 768 * math.log(4097) / math.log(50304)  # Cor 4.6 at 2r/ε = 4096, by hand
 
 CASES = [

@@ -1,0 +1,1 @@
+"""Experiments: cramming (fixed-length and progressive), the n50 search and its fits, targets and texts, instruments, copying, perturbation."""

@@ -1,0 +1,461 @@
+"""n50(m): the target length at which half the targets can be crammed into m vectors.
+
+Paper §5 (Fig 4): for each prompt length m the success rate against the target length n is a
+decreasing sigmoid; its 50 % point n50(m) is compared with the bound n* = C·m of Cor 4.6. The
+replication code sweeps a grid (steps of 100, then 10, 20 targets a point). Here:
+
+1. **bracket from both sides**: a length whose rate is above ½ *and* one whose rate is below ½ must
+   both be seen before a crossing is reported (a rate of exactly ½ is neither);
+2. **bisect** the bracket with a few targets per length;
+3. evaluate a few lengths around the crossing with every target and **fit** the logistic to every
+   length seen (binomial likelihood, :func:`accessibility_lib.experiments.fitting.fit_sigmoid`).
+
+Every (m, n, target) outcome goes to the result store as soon as its batch finishes, keyed by the
+model, its weights, the target source's layout (kind, length convention, corpus, seed) and every
+cramming setting, so a killed sweep resumes without redoing finished work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from accessibility_lib.experiments.cramming import context_length, cram
+from accessibility_lib.ground.checks import check_int, check_positive_real
+from accessibility_lib.models.decoding import model_dtype
+
+__all__ = [
+    "N50Search",
+    "SEARCH_DESIGNS",
+    "locate_n50",
+    "find_n50",
+    "cramming_key",
+    "token_steps",
+    "prompt_norms",
+    "StopSearch",
+]
+
+#: n50 search designs: "sequential" (:mod:`accessibility_lib.experiments.n50_sequential`: predicted start, sequential
+#: sides, full counts at the crossing; the default) and "bisect" (:func:`locate_n50`: doubling from a
+#: fixed start, the same number of probe targets at every length; the design of the first artifacts).
+SEARCH_DESIGNS = ("sequential", "bisect")
+
+
+def prompt_norms(prompt) -> dict:
+    """The crammed prompt's size: the largest L2 norm of its m vectors and its largest |coordinate|.
+
+    Args:
+        prompt: (m, d_model) array.
+
+    Returns:
+        ``{"prompt_l2": ..., "prompt_linf": ...}`` (the model's input units).
+    """
+    x = np.asarray(prompt, dtype=np.float64)
+    return {"prompt_l2": float(np.linalg.norm(x, axis=-1).max()), "prompt_linf": float(np.abs(x).max())}
+
+
+def token_steps(outcomes, m: int, n_prefix: int = 0) -> int:
+    """Forward+backward token-steps of cramming outcomes: Σ steps × (n_prefix + m + n − 1) input positions.
+
+    Args:
+        outcomes: records with ``n`` (target length, tokens) and ``steps`` (optimiser updates).
+        m: prompt length (soft vectors); n_prefix: fixed tokens before the prompt (e.g. a BOS).
+
+    Returns:
+        The total, an int (token-steps: one input position through one forward and backward pass).
+    """
+    return int(sum(int(r["steps"]) * (n_prefix + m + int(r["n"]) - 1) for r in outcomes))
+
+
+@dataclass
+class N50Search:
+    """Result of :func:`locate_n50` / :func:`find_n50`.
+
+    Attributes:
+        n50: the fitted 50 % length (tokens), NaN when the fit is degenerate (see ``fit.message``).
+        fit: the :class:`~accessibility_lib.experiments.fitting.SigmoidFit` on every length evaluated.
+        lengths: (L,) lengths evaluated, sorted (tokens).
+        rates: (L,) success fraction at each length.
+        bracket: (lo, hi): a length with rate > ½ below one with rate < ½ (0 where not found).
+        bracketed: whether both sides were found (else the crossing lies beyond the tested range).
+        runs: optimisation runs actually performed (targets crammed, cached ones excluded).
+        cached: runs found in the result store.
+        trials: (L,) targets behind each rate.
+        outcomes: per-target records (``n``, ``target`` and the cramming record), for artifacts.
+        design: the search design that produced it (:data:`SEARCH_DESIGNS`).
+        token_steps: the search's cost: Σ over the outcomes it used (crammed or found in the store) of
+            optimiser steps × input positions (:func:`token_steps`), i.e. forward+backward token-steps.
+    """
+
+    n50: float
+    fit: object
+    lengths: np.ndarray
+    rates: np.ndarray
+    bracket: tuple[int, int]
+    runs: int
+    cached: int
+    trials: np.ndarray | None = None
+    bracketed: bool = False
+    outcomes: list = field(default_factory=list)
+    design: str = "bisect"
+    token_steps: int = 0
+
+
+def locate_n50(
+    evaluate,
+    n_start: int,
+    n_max: int,
+    *,
+    n_trials: int,
+    n_probe: int | None = None,
+    rel_tol: float = 0.1,
+    n_around: int = 4,
+    spread: float = 0.25,
+    seed: int = 0,
+    n_min: int = 1,
+    known=None,
+) -> N50Search:
+    """Find the 50 % point of a decreasing success curve with few optimisation runs.
+
+    1. From ``n_start`` (``n_probe`` targets a length) double n while the rate is ≥ ½ and halve it
+       while ≤ ½, until a length with rate > ½ lies below one with rate < ½ (capped at ``n_max`` and
+       ``n_min``). If the cap is reached first the result is one-sided: ``bracketed`` is False and the
+       fit says which side (never a crossing pinned to the end of the range).
+    2. Bisect the bracket [lo, hi] until hi − lo ≤ max(1, rel_tol·lo); a length with rate exactly ½
+       ends the bisection there.
+    3. Evaluate ``n_around`` lengths spread over n50·(1 ± ``spread``) with all ``n_trials`` targets
+       (the paper's curves are about ±15–30 % of n50 wide), then fit the logistic to every length.
+
+    Args:
+        evaluate: ``(n, count) -> (success fraction of targets 0..count-1, runs performed, runs
+            cached)``; targets must be the same for a given (n, i) whatever ``count``.
+        n_start: first length tried (tokens). n_max: longest allowed (context). n_min: shortest (≥ 1).
+        n_trials: targets a length in step 3 (the paper: 20).
+        n_probe: targets a length in steps 1–2 (default: min(n_trials, max(5, n_trials // 4))).
+        known: optional ``(n, count) -> bool``: whether length n's targets are already evaluated (e.g. in
+            the result store). Steps 1–2 then take such a length in place of the one they would try when
+            it lies inside the same interval, so a resumed search reuses what a previous one crammed.
+
+    Returns:
+        An :class:`N50Search`.
+
+    Raises:
+        ValueError: bad lengths or counts (n_min > n_max, n_probe > n_trials, ...).
+    """
+    from accessibility_lib.experiments.fitting import fit_sigmoid
+
+    n_min = check_int("n_min", n_min, minimum=1)
+    n_max = check_int("n_max", n_max, minimum=n_min)
+    n_trials = check_int("n_trials", n_trials, minimum=1)
+    n_probe = (
+        min(n_trials, max(5, n_trials // 4))
+        if n_probe is None
+        else check_int("n_probe", n_probe, minimum=1, maximum=n_trials)
+    )
+    n = min(max(check_int("n_start", n_start, minimum=1), n_min), n_max)
+    seen: dict[int, tuple[float, int]] = {}  # n -> (rate, targets)
+    runs = cached = 0
+
+    def prefer_known(k: int, lo_: int, hi_: int) -> int:
+        """A known length in (lo_, hi_) next to k (the closest one), else k itself."""
+        if known is None:
+            return k
+        cands = [x for x in range(lo_ + 1, hi_) if x not in seen and known(x, n_probe)]
+        return min(cands, key=lambda x: (abs(x - k), x)) if cands else k
+
+    def ev(k: int, count: int) -> float:
+        nonlocal runs, cached
+        if k not in seen or seen[k][1] < count:
+            rate, r, c = evaluate(k, count)
+            seen[k] = (float(rate), count)
+            runs += r
+            cached += c
+        return seen[k][0]
+
+    # 1. bracket: hi = a length with rate < 1/2, lo = a shorter one with rate > 1/2
+    r = ev(n, n_probe)
+    k = n
+    while r >= 0.5 and k < n_max:  # grow until a failure side is seen
+        k = prefer_known(min(2 * k, n_max), k, min(2 * k, n_max) + 1)
+        r = ev(k, n_probe)
+    below = [x for x, (rate, _) in seen.items() if rate < 0.5]
+    hi = min(below) if below else None
+    if hi is not None:
+        above = [x for x, (rate, _) in seen.items() if rate > 0.5 and x < hi]
+        k = min(seen)
+        while not above and k > n_min:  # shrink until a success side is seen
+            k = max(k // 2, n_min)
+            if ev(k, n_probe) > 0.5:
+                above = [k]
+            elif seen[k][0] < 0.5:
+                hi = min(hi, k)
+        lo = max(above) if above else None
+    else:
+        lo = max(x for x, (rate, _) in seen.items() if rate > 0.5) if any(v[0] > 0.5 for v in seen.values()) else None
+    bracketed = lo is not None and hi is not None
+    # 2. bisection
+    centre = None
+    if bracketed:
+        while hi - lo > max(1, int(rel_tol * lo)):
+            mid = prefer_known((lo + hi) // 2, lo, hi)
+            rate = ev(mid, n_probe)
+            if rate > 0.5:
+                lo = mid
+            elif rate < 0.5:
+                hi = mid
+            else:
+                centre = float(mid)
+                break
+        centre = 0.5 * (lo + hi) if centre is None else centre
+        # 3. the transition with every target
+        for f in np.linspace(-spread, spread, n_around) if n_around > 1 else [0.0] * n_around:
+            k = int(round(centre * (1 + f)))
+            if n_min <= k <= n_max:
+                ev(k, n_trials)
+    lengths = np.array(sorted(seen), dtype=np.float64)
+    rates = np.array([seen[int(x)][0] for x in lengths])
+    trials = np.array([seen[int(x)][1] for x in lengths], dtype=np.float64)
+    fit = fit_sigmoid(lengths, rates, trials, seed=seed, n_min=n_min) if lengths.size >= 1 else None
+    return N50Search(fit.n50, fit, lengths, rates, (lo or 0, hi or 0), runs, cached, trials, bracketed)
+
+
+def cramming_key(
+    model_name: str,
+    weights: str,
+    dtype: str,
+    source_name: str,
+    layout: dict | None,
+    m: int,
+    n: int,
+    target: int,
+    seed: int,
+    settings: dict,
+) -> dict:
+    """The result-store key of one (model, target source, m, n, target) cramming outcome."""
+    key = {
+        "model": model_name,
+        "weights": weights,
+        "dtype": dtype,
+        "source": source_name,
+        "m": m,
+        "n": n,
+        "target": target,
+        "seed": seed,
+        **settings,
+    }
+    if layout is not None:
+        key["layout"] = layout
+    return key
+
+
+def find_n50(
+    handle,
+    source,
+    m: int,
+    n_targets: int = 20,
+    *,
+    store=None,
+    model_name: str = "model",
+    source_name: str | None = None,
+    n_start: int | None = None,
+    n_max: int | None = None,
+    n_probe: int | None = None,
+    rel_tol: float | None = None,
+    n_around: int = 4,
+    seed: int = 0,
+    show_progress: bool = True,
+    should_stop=None,
+    design: str = "sequential",
+    n_pred: float | None = None,
+    alpha: float = 0.05,
+    batch: int | None = None,
+    growth: float = 1.5,
+    nested_budgets: tuple[int, ...] = (),
+    **cram_kwargs,
+) -> N50Search:
+    """Locate n50(m) for one model, target source and prompt length, resumably.
+
+    Args:
+        handle: model handle (see :func:`accessibility_lib.experiments.cramming.cram`).
+        source: a :class:`~accessibility_lib.experiments.targets.TargetSource` (its ``n_given`` and ``prefix_ids``
+            are passed to :func:`cram`, its ``layout()`` goes into the store keys), or any callable
+            ``source(n, i) -> n token ids`` (deterministic; then nothing is given or prefixed).
+        m: prompt length (≥ 1).
+        n_targets: targets per length in the final step (the paper: 20).
+        store: a :class:`~accessibility_lib.ground.results.ResultStore`, or None for no caching.
+        model_name, source_name: labels in the store keys (``source_name`` defaults to ``source.name``).
+        n_start: first length tried by the "bisect" design (default 10·m); n_max: longest (default: what
+            the context allows).
+        n_probe, n_around: see :func:`locate_n50` ("bisect" design only).
+        rel_tol: the bisection's resolution (default 0.1 for "bisect", 0.25 for "sequential").
+        design: one of :data:`SEARCH_DESIGNS`.
+        n_pred: the "sequential" design's predicted n50, where it starts (default: ``n_start``, else 10·m);
+            see :func:`accessibility_lib.experiments.n50_sequential.predict_n50`.
+        alpha, batch, growth: the "sequential" design's side-test level, targets between looks and
+            bracketing factor (:func:`accessibility_lib.experiments.n50_sequential.locate_n50_sequential`).
+        nested_budgets: other step budgets whose stored outcomes answer this one's look-ups when the
+            patience is off (``patience == max_steps``): an outcome at a larger budget B gives this budget
+            b's (success when it succeeded within b steps), a success at a smaller budget is the same
+            success here. Such outcomes are stored with ``derived_from`` = B.
+        seed: target i is crammed from seed + i.
+        show_progress: a progress bar over crammed targets.
+        should_stop: optional callable; when it returns True before a batch, :class:`StopSearch`
+            is raised (finished batches are already in the store).
+        **cram_kwargs: passed to :func:`cram` (max_steps, lr, patience, weight_decay, ...).
+
+    Returns:
+        An :class:`N50Search` whose ``outcomes`` hold every per-target record behind its rates.
+
+    Raises:
+        ValueError: m < 1, n_targets < 1, a source that is not callable, an unknown design, or bad
+            cramming settings.
+    """
+    from accessibility_lib.experiments.n50_sequential import locate_n50_sequential
+    from accessibility_lib.geometry.support import weights_fingerprint
+    from accessibility_lib.ground.progress import progress
+
+    m = check_int("m", m, minimum=1)
+    n_targets = check_int("n_targets", n_targets, minimum=1)
+    if design not in SEARCH_DESIGNS:
+        raise ValueError(f"design must be one of {', '.join(map(repr, SEARCH_DESIGNS))}; got {design!r}")
+    if not callable(source):
+        raise ValueError(
+            f"source must be a TargetSource or a callable (n, i) -> token ids, got {type(source).__name__}"
+        )
+    if "lr" in cram_kwargs:
+        check_positive_real("lr", cram_kwargs["lr"])
+    for k in ("n_given", "prefix_ids"):
+        if k in cram_kwargs and hasattr(source, "layout"):
+            raise ValueError(f"{k} comes from the TargetSource; do not pass it to find_n50 as well")
+    n_given = int(getattr(source, "n_given", cram_kwargs.pop("n_given", 0)))
+    prefix_ids = list(getattr(source, "prefix_ids", None) or cram_kwargs.pop("prefix_ids", None) or [])
+    layout = source.layout() if hasattr(source, "layout") else None
+    n_min = n_given + 1
+    ctx = context_length(handle)
+    if n_max is None:
+        n_max = (ctx - m - len(prefix_ids) + 1) if ctx else 4096
+    n_start = 10 * m if n_start is None else n_start
+    name = source_name or getattr(source, "name", None) or getattr(source, "__name__", "source")
+    settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in sorted(cram_kwargs.items())}
+    if prefix_ids and layout is None:
+        settings["prefix_ids"] = prefix_ids
+    if n_given and layout is None:
+        settings["n_given"] = n_given
+    bar = progress(total=None, desc=f"cramming m={m} ({name})", disable=not show_progress) if show_progress else None
+    weights = weights_fingerprint(handle)  # a retrained model under the same name never reuses results
+    dtype = str(model_dtype(handle))
+    outcomes: dict[tuple[int, int], dict] = {}
+    mine: set[tuple[int, int]] = set()  # (n, i) crammed by this call: not "cached" when looked at again
+
+    def evaluate(n: int, count: int):
+        keys = [
+            cramming_key(model_name, weights, dtype, name, layout, m, n, i, seed + i, settings) for i in range(count)
+        ]
+        found = [store.get("cramming", k) if store is not None else None for k in keys]
+        for i, f in enumerate(found):
+            if f is None and nest:
+                found[i] = _nested(keys[i])
+            elif f is not None and "prompt_l2" not in f and "prompt" in f:
+                f.update(prompt_norms(f["prompt"]))
+        todo = [i for i, f in enumerate(found) if f is None]
+        if todo:
+            if should_stop is not None and should_stop():
+                raise StopSearch(f"stopped before cramming {len(todo)} targets at m = {m}, n = {n}")
+            res = cram(
+                handle,
+                [list(source(n, i)) for i in todo],
+                m,
+                seed=[seed + i for i in todo],
+                n_given=n_given,
+                prefix_ids=prefix_ids or None,
+                **cram_kwargs,
+            )
+            for j, i in enumerate(todo):
+                found[i] = {**res.record(j), **prompt_norms(res.prompts[j].numpy())}
+                mine.add((n, i))
+                if store is not None:
+                    store.put("cramming", keys[i], found[i], arrays={"prompt": res.prompts[j].numpy()})
+            if bar is not None:
+                bar.update(len(todo))
+                bar.set_postfix(n=n, rate=f"{np.mean([f['success'] for f in found]):.2f}")
+        for i, f in enumerate(found):
+            outcomes[(n, i)] = {"n": n, "target": i, **{k: v for k, v in f.items() if k != "prompt"}}
+        rate = float(np.mean([f["success"] for f in found]))
+        cached_here = sum(1 for i in range(count) if i not in todo and (n, i) not in mine)
+        for i in range(count):
+            mine.add((n, i))
+        return rate, len(todo), cached_here
+
+    nest = (
+        store is not None
+        and bool(nested_budgets)
+        and settings.get("patience") == settings.get("max_steps")
+        and "max_steps" in settings
+    )
+
+    def _nested(key: dict) -> dict | None:
+        """This budget's outcome read off a run of the same target with another budget (no patience):
+        a run of b steps is exactly the first b steps of a longer one, and a success at step s ≤ b is
+        the same success at any budget ≥ s."""
+        b = int(settings["max_steps"])
+        for big in sorted(set(int(x) for x in nested_budgets) - {b}):
+            other = store.get("cramming", {**key, "max_steps": big, "patience": big})
+            if other is None:
+                continue
+            if big > b or other["success"]:
+                rec = {k: v for k, v in other.items() if k != "prompt"}
+                ok = bool(other["success"]) and int(other["steps"]) <= b
+                rec.update(success=ok, steps=min(int(other["steps"]), b), derived_from=big)
+                arrays = {"prompt": np.asarray(other["prompt"])} if ok and "prompt" in other else None
+                if not ok:
+                    rec.pop("prompt_l2", None), rec.pop("prompt_linf", None)
+                store.put("cramming", key, rec, arrays=arrays)
+                return rec
+        return None
+
+    def known(n: int, count: int) -> bool:
+        """Whether targets 0..count-1 of length n are already in the store."""
+        return store is not None and all(
+            store.has("cramming", cramming_key(model_name, weights, dtype, name, layout, m, n, i, seed + i, settings))
+            for i in range(count)
+        )
+
+    try:
+        if design == "bisect":
+            res = locate_n50(
+                evaluate,
+                n_start,
+                n_max,
+                n_trials=n_targets,
+                n_probe=n_probe,
+                rel_tol=0.1 if rel_tol is None else rel_tol,
+                n_around=n_around,
+                seed=seed,
+                n_min=n_min,
+                known=known,
+            )
+        else:
+            res = locate_n50_sequential(
+                evaluate,
+                n_start if n_pred is None else n_pred,
+                n_max,
+                n_trials=n_targets,
+                alpha=alpha,
+                batch=batch,
+                growth=growth,
+                rel_tol=0.25 if rel_tol is None else rel_tol,
+                n_min=n_min,
+                known=known,
+                seed=seed,
+            )
+    finally:
+        if bar is not None:
+            bar.close()
+    res.outcomes = [outcomes[k] for k in sorted(outcomes)]
+    res.token_steps = token_steps(res.outcomes, m, len(prefix_ids))
+    return res
+
+
+class StopSearch(RuntimeError):
+    """Raised by :func:`find_n50` when its ``should_stop`` callable asks to stop (e.g. a time budget)."""

@@ -1,0 +1,1 @@
+"""Figures: one house style (plotting), argmax-cell pictures, the anywidget explorers."""

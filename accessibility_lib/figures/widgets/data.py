@@ -1,0 +1,356 @@
+"""What the explorers are loaded with: the models of the selector and the cramming series.
+
+Model entries (the ``models`` trait of :class:`~accessibility_lib.figures.widgets.BoundExplorer`) are dicts::
+
+    {"name": "Pythia-160M", "group": "paper" | "book", "d": 768, "vocab": 50304,
+     "r_inf": 22.45, "r2": 271.0, "slope_natural": 90.37, "slope_random": 44.13, "source": "..."}
+
+- the paper's models (:func:`paper_models`): d = ``d_model``, |V| = ``d_vocab``, r∞ = ``r_inf`` and the
+  largest L2 norm r2 = ``r2`` from the authors' model list (:func:`accessibility_lib.theory.paper.models`); the
+  measured cramming slopes (natural text, random) from :data:`accessibility_lib.theory.paper.MEASURED_SLOPES`
+  (paper §5), or, for the models that table lacks, the natural-text slope of the authors' list (random: None);
+- this book's models (:func:`book_models`): d and |V| from the config (:func:`accessibility_lib.theory.capacity.read_shape`),
+  r∞ and r2 measured here on the last-layer embeddings of a few dozen random prompts
+  (:func:`accessibility_lib.geometry.embeddings.sample_embeddings`); a model that is not fetched is skipped and named
+  in the returned notes. Their cramming slopes are None unless passed in ``measured``.
+
+Cramming series (the ``series`` trait of :class:`~accessibility_lib.figures.widgets.CrammingExplorer`) are dicts::
+
+    {"name": "...", "points": [[m, n50, lo, hi], ...], "d": 768, "vocab": 50304, "r": 22.45,
+     "eps": 0.01096, "convention": "replication", "slope": 90.37, "slope_source": "..."}
+
+``lo``/``hi`` is the n50 interval (None when there is none); ``slope`` the measured slope C_exp that the
+ratio C / C_exp uses (None: the least-squares slope of the points).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from accessibility_lib.ground.checks import check_int, check_positive_real
+from accessibility_lib.theory import paper, precision
+
+__all__ = [
+    "BOOK_MODELS",
+    "paper_models",
+    "book_models",
+    "model_entry",
+    "conventions_table",
+    "paper_cramming_series",
+    "series_from_fits",
+    "check_series",
+]
+
+#: The book's own models offered by the selectors (``nano`` is shipped; the others once fetched).
+BOOK_MODELS = ("nano", "smollm2-135m", "gemma-3-270m")
+
+
+def model_entry(
+    name: str,
+    d: int,
+    vocab: int,
+    r_inf: float,
+    r2: float,
+    *,
+    group: str = "book",
+    slope_natural: float | None = None,
+    slope_random: float | None = None,
+    source: str = "",
+) -> dict[str, Any]:
+    """One model of the selector, checked.
+
+    Raises:
+        ValueError: if d < 1, vocab < 2, a radius is not > 0, a slope is given and not > 0, or group
+            is not ``"paper"``/``"book"``.
+    """
+    if group not in ("paper", "book"):
+        raise ValueError(f"group must be 'paper' or 'book', got {group!r}")
+    slopes = {}
+    for key, s in (("slope_natural", slope_natural), ("slope_random", slope_random)):
+        slopes[key] = None if s is None else check_positive_real(key, s)
+    return {
+        "name": str(name),
+        "group": group,
+        "d": check_int("d", d, minimum=1),
+        "vocab": check_int("vocab", vocab, minimum=2),
+        "r_inf": check_positive_real("r_inf", r_inf),
+        "r2": check_positive_real("r2", r2),
+        **slopes,
+        "source": source,
+    }
+
+
+def paper_models() -> list[dict[str, Any]]:
+    """The paper's ten models (authors' list order), with their measured cramming slopes."""
+    out = []
+    for name, pm in paper.models().items():
+        if name in paper.MEASURED_SLOPES:
+            nat, rnd = paper.MEASURED_SLOPES[name]
+            source = "authors' model list; slopes: paper §5"
+        else:
+            nat, rnd = pm.slope_natural, None
+            source = "authors' model list (natural-text slope from the list)"
+        out.append(
+            model_entry(
+                name,
+                pm.d_model,
+                pm.d_vocab,
+                pm.r_inf,
+                pm.r2,
+                group="paper",
+                slope_natural=nat,
+                slope_random=rnd,
+                source=source,
+            )
+        )
+    return out
+
+
+def book_models(
+    names: Iterable[str] = BOOK_MODELS,
+    *,
+    n_prompts: int = 32,
+    length: int = 16,
+    seed: int = 0,
+    measured: Mapping[str, tuple[float | None, float | None]] | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The book's models with r∞ and r2 measured on ``n_prompts`` random prompts of ``length`` tokens.
+
+    Args:
+        names: model names (``nano``, ``smollm2-135m``, ``gemma-3-270m``; any name ``load_model`` accepts).
+        n_prompts, length: the random prompts whose last-layer embeddings (after the final norm) give
+            r∞ (largest |coordinate|) and r2 (largest L2 norm); a few dozen prompts give maxima of a small
+            sample, below the paper's 10,000 prompts (maxima only grow with the sample).
+        seed: prompt seed.
+        measured: optional ``{name: (natural slope, random slope)}`` measured elsewhere (e.g. chapter 3).
+
+    Returns:
+        (entries, notes): the entries of the fetched models; one note per model skipped (not fetched)
+        and one per model measured (prompts, radii, seconds).
+
+    Raises:
+        ValueError: on n_prompts < 1 or length < 1.
+    """
+    import time
+
+    from accessibility_lib.geometry import support_shape as geometry
+    from accessibility_lib.geometry.embeddings import sample_embeddings
+    from accessibility_lib.models.handle import cache_dir, load_model
+    from accessibility_lib.theory import capacity
+
+    n_prompts = check_int("n_prompts", n_prompts, minimum=1)
+    length = check_int("length", length, minimum=1)
+    measured = dict(measured or {})
+    entries, notes = [], []
+    for name in names:
+        if name != "nano" and not (cache_dir() / name / "config.json").exists():
+            notes.append(f"{name}: not fetched (python -m accessibility_lib fetch {name}); not in the selector")
+            continue
+        t0 = time.perf_counter()
+        shape = capacity.read_shape(name)
+        handle = load_model(name)
+        emb = sample_embeddings(handle, n_prompts, [length], seed=seed, desc=f"{name} embeddings")[length]
+        rad = geometry.radii(emb)
+        del handle
+        nat, rnd = measured.get(name, (None, None))
+        entries.append(
+            model_entry(
+                name,
+                shape.d_model,
+                shape.d_vocab,
+                rad["linf"],
+                rad["l2"],
+                group="book",
+                slope_natural=nat,
+                slope_random=rnd,
+                source=f"config; r measured on {n_prompts} random prompts of {length} tokens",
+            )
+        )
+        notes.append(
+            f"{name}: d = {shape.d_model}, |V| = {shape.d_vocab}, r∞ = {rad['linf']:.3g}, max L2 norm = {rad['l2']:.3g} "
+            f"({n_prompts} random prompts of {length} tokens, {time.perf_counter() - t0:.0f} s)"
+        )
+    return entries, notes
+
+
+def conventions_table() -> list[dict[str, Any]]:
+    """The named ε conventions of :data:`accessibility_lib.theory.precision.CONVENTIONS` that are relative to a radius,
+    as the front end reads them: ``{key, name, description, factor, reference, radius}``."""
+    out = []
+    for key, c in precision.CONVENTIONS.items():
+        if c.absolute is not None:
+            continue
+        out.append(
+            {
+                "key": key,
+                "name": c.name,
+                "description": c.description,
+                "factor": c.factor,
+                "reference": c.reference,
+                "radius": getattr(c, "radius", "r_inf" if c.reference == "r_inf" else "l2"),
+            }
+        )
+    return out
+
+
+def convention_ball(convention: str, r2: float, r_inf: float) -> tuple[float, float]:
+    """(r, ε) of the ball bound under the named ``convention`` (as the front end computes it).
+
+    r is the largest L2 norm r2 or r∞ by the convention's ``radius``; ε is its ``factor`` times r
+    (reference ``"r"``) or times r∞ (reference ``"r_inf"``).
+
+    Raises:
+        ValueError: for an unknown convention name or a radius that is not > 0.
+    """
+    c = precision.get(convention)
+    r2 = check_positive_real("r2", r2)
+    r_inf = check_positive_real("r_inf", r_inf)
+    radius = getattr(c, "radius", "r_inf" if c.reference == "r_inf" else "l2")
+    r = r_inf if radius == "r_inf" else r2
+    return r, c.eps(r=r, r_inf=r_inf)
+
+
+def _finite_or_none(x: Any) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def check_series(series: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Validate cramming series and return JSON-ready copies (NaN intervals become None).
+
+    Raises:
+        ValueError: naming the series and the field: empty list, duplicate names, no points, a point
+            that is not (m, n50, lo, hi) with m > 0 and n50 > 0, d < 1, vocab < 2, r or eps not > 0.
+    """
+    if not series:
+        raise ValueError("series must hold at least one series, got none")
+    out, seen = [], set()
+    for i, s in enumerate(series):
+        name = str(s.get("name", ""))
+        where = f"series[{i}] ({name!r})"
+        if not name or name in seen:
+            raise ValueError(f"{where}: name must be a non-empty string, unique among the series")
+        seen.add(name)
+        pts = []
+        for j, p in enumerate(s.get("points") or []):
+            if len(p) != 4:
+                raise ValueError(f"{where}: points[{j}] must be (m, n50, lo, hi), got {p!r}")
+            m, n50 = (
+                check_positive_real(f"{where} points[{j}] m", p[0]),
+                check_positive_real(f"{where} points[{j}] n50", p[1]),
+            )
+            pts.append([m, n50, _finite_or_none(p[2]), _finite_or_none(p[3])])
+        if not pts:
+            raise ValueError(f"{where}: points must hold at least one (m, n50, lo, hi), got none")
+        slope = s.get("slope")
+        out.append(
+            {
+                "name": name,
+                "points": pts,
+                "d": check_int(f"{where} d", s.get("d"), minimum=1),
+                "vocab": check_int(f"{where} vocab", s.get("vocab"), minimum=2),
+                "r": check_positive_real(f"{where} r", s.get("r")),
+                "eps": check_positive_real(f"{where} eps", s.get("eps")),
+                "convention": str(s.get("convention", "")),
+                "slope": _finite_or_none(slope),
+                "slope_source": str(s.get("slope_source", "") or ""),
+            }
+        )
+    return out
+
+
+_CURVE_MODELS = {"EleutherAI_pythia-160m": "Pythia-160M", "Qwen_Qwen2.5-0.5B": "Qwen2-0.5B"}
+
+
+def paper_cramming_series(convention: str = "replication") -> list[dict[str, Any]]:
+    """The paper's cramming curves re-fitted: one series per (model, target kind).
+
+    Each curve of :func:`accessibility_lib.theory.paper.cramming_curves` (success rate over 20 targets against the
+    length, per m) is fitted with :func:`accessibility_lib.experiments.fitting.fit_sigmoid` (binomial likelihood, 20
+    trials a point); the points are (m, n50, profile-likelihood interval). d, |V|, r∞ and r2 come from the
+    authors' model list, (r, ε) from the named ``convention``; ``slope`` is the paper's reported slope
+    (:data:`accessibility_lib.theory.paper.MEASURED_SLOPES`, natural / random).
+
+    Raises:
+        ValueError: for an unknown convention.
+    """
+    from accessibility_lib.experiments.fitting import fit_sigmoid
+
+    models = paper.models()
+    out = []
+    for key, per_kind in paper.cramming_curves()["models"].items():
+        name = _CURVE_MODELS[key]
+        pm = models[name]
+        r, eps = convention_ball(convention, pm.r2, pm.r_inf)
+        for kind, entry in per_kind.items():
+            points = []
+            for m, curve in sorted(entry["curves"].items(), key=lambda kv: int(kv[0])):
+                arr = np.asarray(curve, dtype=float)
+                fit = fit_sigmoid(arr[:, 0], arr[:, 1], 20)
+                if fit.ok:
+                    points.append([int(m), fit.n50, fit.ci[0], fit.ci[1]])
+            slope = paper.MEASURED_SLOPES[name][0 if kind == "natural" else 1]
+            out.append(
+                {
+                    "name": f"{name}, {kind} (paper, re-fitted)",
+                    "points": points,
+                    "d": pm.d_model,
+                    "vocab": pm.d_vocab,
+                    "r": r,
+                    "eps": eps,
+                    "convention": convention,
+                    "slope": slope,
+                    "slope_source": "the paper's reported slope, §5",
+                }
+            )
+    return check_series(out)
+
+
+def series_from_fits(
+    name: str,
+    fits: Mapping[int, Any],
+    *,
+    d: int,
+    vocab: int,
+    r: float,
+    eps: float,
+    convention: str,
+    slope: float | None = None,
+    slope_source: str = "",
+) -> dict[str, Any]:
+    """A cramming series from sigmoid fits ``{m: SigmoidFit}`` (e.g. a chapter's own runs).
+
+    Fits without a bracketed crossing (``ok`` False) are left out. With ``slope`` None the explorer uses the
+    least-squares slope of the points (the ``fit_slope`` line with intercept).
+
+    Raises:
+        ValueError: if no fit has a crossing, or as :func:`check_series`.
+    """
+    points = []
+    for m, fit in sorted(fits.items()):
+        if getattr(fit, "ok", False):
+            lo, hi = getattr(fit, "ci", (None, None))
+            points.append([m, fit.n50, lo, hi])
+    if not points:
+        raise ValueError(f"series {name!r}: no fit with a 50 % crossing among m = {sorted(fits)}")
+    return check_series(
+        [
+            {
+                "name": name,
+                "points": points,
+                "d": d,
+                "vocab": vocab,
+                "r": r,
+                "eps": eps,
+                "convention": convention,
+                "slope": slope,
+                "slope_source": slope_source,
+            }
+        ]
+    )[0]

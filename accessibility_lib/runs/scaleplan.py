@@ -1,0 +1,582 @@
+"""The paper preset's cost, counted: work, memory and time per chapter and model, before a GPU runs it.
+
+Every number comes from a formula applied to the preset's parameters and each model's architecture
+facts (:data:`accessibility_lib.models.standins.ARCHITECTURES`):
+
+- **FLOPs** count the matrix products (2 per multiply-add): per token and layer the attention
+  projections and the MLP (:func:`layer_flops_per_token`), per sequence the attention products
+  Q·Kᵀ and A·V over the full T×T square (:func:`attention_flops`; causal kernels skip about half, so
+  this is an upper bound), and the unembedding, 2·d·|V| per position whose logits are needed. A
+  soft-prompt step (cramming) is a forward pass plus a backward pass to the inputs only (the weights are
+  frozen: 2× the forward); a training step (copying) adds the weight gradients (3× the forward).
+  The test suite checks these counts against ``torch.utils.flop_counter`` on stand-ins at two sizes.
+- **Work**: tokens forwarded, optimiser steps and Monte-Carlo points. Cramming's search is data
+  dependent; it is simulated with the library's own :func:`accessibility_lib.experiments.n50.locate_n50` on a success
+  curve that steps down at the paper's n50 (its measured slope C_exp × m), and every target is charged
+  ``max_steps`` steps: an upper bound (a crammed target stops early).
+- **Memory peaks**: the model's parameters in the run's dtype, plus the largest working set of the
+  step (cramming: logits, log-softmax and their gradient, 3 × batch × n × |V| floats, and the
+  activations kept for the backward pass; copying: weights, gradients and AdamW's two moments plus
+  activations; embeddings: one forward batch of ``token_budget`` tokens; cells: one
+  ``point_chunk`` × ``vocab_chunk`` block of logits and W_U).
+- **Time** = FLOPs / (η × R): R is the GPU's matrix-multiply rate in the run's dtype (:data:`GPU`, the
+  nominal dense rates of an H200; ``benchmarks/gpu_check.py`` measures the real ones), η the fraction of
+  the matrix-multiply rate that each kind of work reaches, measured on this machine's CPU
+  (``benchmarks/bench_scale_plan.py``, stored in ``book/data/scale/cpu_throughput.json``) and assumed to
+  carry over. On eight GPUs the sweep's units (:mod:`accessibility_lib.runs.sweeps`) are spread by longest
+  processing time first; the other chapters run after it on one GPU.
+
+The two steps too big for one GPU if done in one piece — the support's embeddings (the paper samples
+10,000 prompts at 11 lengths, 110,000 × d) and 10⁷ cell samples against |V| = 262,144 — are listed by
+:func:`chunking` with their size in one piece and the chunked working set, against :data:`MEMORY_BUDGET_GIB`.
+"""
+
+from __future__ import annotations
+
+from accessibility_lib.ground.paths import BOOK_DATA
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from accessibility_lib.models.standins import Architecture, architecture
+
+__all__ = [
+    "GPU",
+    "MEMORY_BUDGET_GIB",
+    "THROUGHPUT_PATH",
+    "layer_flops_per_token",
+    "attention_flops",
+    "forward_flops",
+    "step_flops",
+    "Work",
+    "cramming_lengths",
+    "plan",
+    "chunking",
+    "schedule",
+    "summary",
+    "load_throughput",
+    "markdown",
+    "gpu_from_check",
+]
+
+#: The GPU the times are estimated for: nominal dense matrix-multiply rates (FLOP/s) and memory of an NVIDIA
+#: H200 SXM (its datasheet: FP32 67 TFLOPS, BF16 Tensor Core 989 TFLOPS dense, 141 GB).
+GPU = {"name": "NVIDIA H200 (nominal)", "float32": 67e12, "bfloat16": 989e12, "memory_gib": 141.0}
+#: Every step's working set is kept under this (a budget that fits any 24 GB card, far below an H200's).
+MEMORY_BUDGET_GIB = 16.0
+#: CPU cores of the GPU box for the work that runs on its host (the support's geometry fits), each at the
+#: one-thread matrix-multiply rate measured here (the GPU box this book is checked on has 16).
+HOST_CORES = 16
+#: Where the measured CPU throughput (η per kind of work) is stored.
+THROUGHPUT_PATH = BOOK_DATA / "scale" / "cpu_throughput.json"
+_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+_GIB = 2.0**30
+
+
+def _width(arch: Architecture) -> tuple[int, int]:
+    return arch.n_heads * arch.head_dim, arch.n_kv_heads * arch.head_dim  # query width, key/value width
+
+
+def layer_flops_per_token(arch: Architecture) -> float:
+    """Matrix-product FLOPs of one token through every layer (attention projections and MLP), forward."""
+    d, q_w, kv_w = arch.d_model, *_width(arch)
+    mlp = (2 if arch.family == "gpt_neox" else 3) * d * arch.d_ff
+    return 2.0 * arch.n_layers * (d * (q_w + 2 * kv_w) + q_w * d + mlp)
+
+
+def attention_flops(arch: Architecture, T: int) -> float:
+    """FLOPs of Q·Kᵀ and A·V for one sequence of T tokens through every layer (full T×T square)."""
+    q_w, _ = _width(arch)
+    return 4.0 * arch.n_layers * q_w * T * T
+
+
+def forward_flops(arch: Architecture, T: int, logits: int = 0, vocab: int | None = None) -> float:
+    """Forward FLOPs of one sequence of T tokens, with logits at ``logits`` positions over ``vocab`` rows."""
+    return (
+        T * layer_flops_per_token(arch)
+        + attention_flops(arch, T)
+        + 2.0 * logits * arch.d_model * (arch.d_vocab if vocab is None else vocab)
+    )
+
+
+def step_flops(arch: Architecture, T: int, logits: int, mode: str) -> float:
+    """FLOPs of one optimisation step on one sequence: forward plus backward.
+
+    ``mode="cram"``: frozen weights, gradients to the inputs only — each weight product once more
+    (dX = dY·Wᵀ), each attention product twice more (both of its factors depend on the input).
+    ``mode="train"``: gradients to the weights too — every product twice more (the classic 3× forward).
+    """
+    attn = attention_flops(arch, T)
+    linear = forward_flops(arch, T, logits) - attn
+    if mode == "cram":
+        return 2.0 * linear + 3.0 * attn
+    if mode == "train":
+        return 3.0 * (linear + attn)
+    raise ValueError(f"mode must be 'cram' or 'train', got {mode!r}")
+
+
+@dataclass
+class Work:
+    """The counted cost of one unit of work (one row of the plan).
+
+    Attributes:
+        chapter, model, unit: where it belongs.
+        tokens: tokens forwarded (inside optimisation steps too). steps: optimiser steps (cramming: per
+            target, summed; an upper bound). samples: Monte-Carlo points. flops: matrix-product FLOPs
+            by kind of work (``"cram"``, ``"forward"``, ``"cells"``, ``"train"``: each runs at its own η).
+        memory: peak bytes on the device. dtype: the run's dtype. swept: a sweep unit (fanned out).
+        notes: how it was counted.
+    """
+
+    chapter: str
+    model: str
+    unit: str
+    tokens: float = 0.0
+    steps: float = 0.0
+    samples: float = 0.0
+    flops: dict = field(default_factory=dict)
+    memory: float = 0.0
+    dtype: str = "float32"
+    swept: bool = False
+    notes: str = ""
+
+
+def _params_bytes(arch: Architecture, dtype: str) -> float:
+    from accessibility_lib.models.standins import n_params
+
+    return n_params(arch) * _BYTES[dtype]
+
+
+def cramming_lengths(n50: float, m: int, n_targets: int, n_min: int = 2, n_max: int = 2048) -> list[tuple[int, int]]:
+    """The (length, targets) pairs the n50 search crams when the success curve steps down at ``n50``.
+
+    Runs :func:`accessibility_lib.experiments.n50.locate_n50` itself (the chapter's search: start 2m, double, bisect,
+    4 lengths around the crossing with every target) on a curve that is 1 below n50 and 0 above.
+    """
+    from accessibility_lib.experiments.n50 import locate_n50
+
+    asked: list[tuple[int, int]] = []
+
+    def evaluate(n: int, count: int):
+        asked.append((n, count))
+        return (1.0 if n < n50 else 0.0), count, 0
+
+    locate_n50(evaluate, max(n_min, 2 * m), n_max, n_trials=n_targets, n_min=n_min)
+    done: dict[int, int] = {}
+    for n, count in asked:  # a length asked again with more targets crams only the new ones
+        done[n] = max(done.get(n, 0), count)
+    return sorted(done.items())
+
+
+def _cramming(params: dict, preset: str) -> list[Work]:
+    from accessibility_lib.theory.paper import MEASURED_SLOPES, models
+
+    name = params["model_name"].removeprefix("standin:")
+    arch = architecture(name)
+    listed = {m.hf_id: m.name for m in models().values()}
+    slopes = MEASURED_SLOPES[listed[name]]
+    dt = params["dtype"]
+    out = []
+    for kind in params["kinds"]:
+        slope = slopes[0] if kind == "natural" else slopes[1]
+        for m in params["ms"]:
+            n50 = slope * m
+            plan = cramming_lengths(n50, m, params["n_targets"], n_max=arch.n_ctx - m)
+            tokens = steps = flops = 0.0
+            peak = 0.0
+            for n, count in plan:
+                T = m + n - 1
+                per_step = step_flops(arch, T, n - 1, "cram")  # forward + backward to the prompt
+                steps += count * params["max_steps"]
+                tokens += count * params["max_steps"] * T
+                flops += count * params["max_steps"] * per_step
+                logits = 3.0 * count * (n - 1) * arch.d_vocab * 4  # fp32 logits, log-softmax, gradient
+                acts = count * T * arch.n_layers * (6 * arch.d_model + arch.d_ff) * _BYTES[dt]
+                peak = max(peak, logits + acts)
+            out.append(
+                Work(
+                    "cramming",
+                    name,
+                    f"{kind}, m = {m}",
+                    tokens,
+                    steps,
+                    0.0,
+                    {"cram": flops},
+                    _params_bytes(arch, dt) + peak,
+                    dt,
+                    True,
+                    f"{len(plan)} lengths up to {max(n for n, _ in plan)} tokens (n50 ≈ {n50:.0f}), "
+                    f"{sum(c for _, c in plan)} targets × {params['max_steps']} steps",
+                )
+            )
+    emb_tokens = params["n_embed_prompts"] * params["embed_length"]
+    out.append(
+        Work(
+            "cramming",
+            name,
+            "embeddings for r",
+            emb_tokens,
+            0,
+            0,
+            {"forward": params["n_embed_prompts"] * forward_flops(arch, params["embed_length"])},
+            _params_bytes(arch, dt) + 8192 * (6 * arch.d_model + arch.d_ff) * _BYTES[dt],
+            dt,
+            False,
+            f"{params['n_embed_prompts']} prompts of {params['embed_length']} tokens",
+        )
+    )
+    return out
+
+
+def _support(params: dict) -> list[Work]:
+    out = []
+    for name in params["models"]:
+        arch = architecture(name.removeprefix("standin:"))
+        d, V = arch.d_model, arch.d_vocab
+        lengths = [ell for ell in params["lengths"] if ell <= arch.n_ctx]
+        tokens = params["n_prompts"] * sum(lengths)
+        fwd = params["n_prompts"] * sum(forward_flops(arch, ell) for ell in lengths)
+        n_emb = params["n_prompts"] * len(lengths)
+        geo = sum(2.0 * (params["n_prompts"] * (i + 1)) ** 2 * d for i in range(len(lengths))) + 2.0 * n_emb**2 * d
+        samples = min(params["cell_samples"], max(1000, int(min(params["cell_flops"], 1e30) / (2.0 * d * V))))
+        cells = 2 * samples * 2.0 * d * V  # replication (Voronoi) and corrected (argmax) columns
+        act = params["token_budget"] * (6 * d + arch.d_ff) * 4
+        out.append(
+            Work(
+                "support",
+                name.removeprefix("standin:"),
+                "embeddings + geometry + cells",
+                tokens,
+                0,
+                2 * samples,
+                {"forward": fwd, "cells": cells, "host": geo},
+                _params_bytes(arch, "float32") + act,
+                "float32",
+                True,
+                f"{n_emb:,} embeddings; {samples:,} cell points a column (cap cell_flops)",
+            )
+        )
+    return out
+
+
+def _copying(params: dict) -> list[Work]:
+    from accessibility_lib.runs.sweeps import copying_settings
+
+    out = []
+    for label, base, _, max_len in copying_settings(params):
+        if base == "scratch":
+            continue
+        full = architecture(base.removeprefix("standin:"))
+        arch = replace(full, d_vocab=params["alphabet_size"] + 4, tied=False)  # cut to the task's |V| + 4 rows
+        mean_len = (params["train_min_len"] + max_len) / 2
+        T = int(2 * mean_len + 3)
+        train = params["max_steps"] * params["batch_size"] * step_flops(arch, T, T, "train")
+        checks = (
+            params["max_steps"] // params["check_every"] * 128 * forward_flops(arch, 2 * max_len + 3, 2 * max_len + 3)
+        )
+        evals = sum(params["n_strings"] * forward_flops(arch, 2 * n + 3, 2 * n + 3) for n in params["eval_lengths"])
+        tokens = params["max_steps"] * params["batch_size"] * T
+        weights = _params_bytes(arch, "float32") * 4  # weights, gradients, AdamW's two moments
+        acts = params["batch_size"] * T * arch.n_layers * (8 * arch.d_model + 2 * arch.d_ff) * 4
+        out.append(
+            Work(
+                "copying",
+                base.removeprefix("standin:"),
+                f"fine-tune, n ≤ {max_len}",
+                tokens,
+                params["max_steps"],
+                0,
+                {"train": train, "forward": checks + evals},
+                weights + acts,
+                "float32",
+                True,
+                f"{params['max_steps']:,} steps × {params['batch_size']} strings (upper bound; stops at "
+                f"100 %), {len(params['eval_lengths'])} evaluation lengths",
+            )
+        )
+    return out
+
+
+def _argmax_cells(params: dict) -> list[Work]:
+    arch = architecture(params["model_name"].removeprefix("standin:"))
+    d, V = arch.d_model, arch.d_vocab
+    pixels = 2 * params["resolution"] ** 2 + 2 * len(params["zooms"]) * params["explorer_resolution"] ** 2
+    cells = 2 * 2.0 * 3 * d * V + 1500 * 2.0 * d * V  # two planes' coefficients; the 1,500-pixel direct check
+    fwd = params["n_samples"] * forward_flops(arch, 12) + 3 * forward_flops(arch, 8, 1)
+    return [
+        Work(
+            "argmax_cells",
+            arch.name,
+            "slices",
+            params["n_samples"] * 12,
+            0,
+            pixels,
+            {"forward": fwd, "cells": cells},
+            _params_bytes(arch, "float32"),
+            "float32",
+            False,
+            f"{pixels:,} pixels over the hull candidates (3 numbers a token after one V×d projection)",
+        )
+    ]
+
+
+def _mean_field(params: dict) -> list[Work]:
+    out = []
+    for name, ms, n_prompts, pairs, cases in [
+        (params["model_name"], params["ms"], params["n_prompts"], params["n_pairs"], 3),
+        *[(r, params["real_ms"], 2, params["real_pairs"], 1) for r in params["real_models"]],
+    ]:
+        arch = architecture(name.removeprefix("standin:"))
+        per_m = [m + m + 2 * m for m in ms]  # the prompt, its permutation, its duplication
+        tokens = cases * n_prompts * sum(per_m)
+        flops = cases * n_prompts * sum(forward_flops(arch, t, logits=t) for t in per_m)
+        pair = pairs * 2 * forward_flops(arch, params["pair_m"], logits=params["pair_m"]) * min(cases, 2)
+        out.append(
+            Work(
+                "mean_field",
+                arch.name,
+                "structural sweep + W_q pairs",
+                tokens + pairs * 2 * params["pair_m"],
+                0,
+                0,
+                {"forward": flops + pair},
+                _params_bytes(arch, "float32") + 2 * max(ms) * arch.d_vocab * 4 * 2,
+                "float32",
+                False,
+                f"{len(ms)} lengths up to {max(ms)} (×4 tokens: permuted and duplicated), {pairs} pairs",
+            )
+        )
+    return out
+
+
+def plan(preset: str = "paper") -> list[Work]:
+    """Every unit of work of ``preset`` (the theory chapter has none: closed forms), counted.
+
+    Raises:
+        ValueError: a model without architecture facts (:mod:`accessibility_lib.models.standins`).
+    """
+    from accessibility_lib.runs import presets
+
+    p = {c: presets.resolve(c, preset, check_machine=False) for c in presets.PRESETS}
+    return [
+        *_argmax_cells(p["argmax_cells"]),
+        *_cramming(p["cramming"], preset),
+        *_mean_field(p["mean_field"]),
+        *_support(p["support"]),
+        *_copying(p["copying"]),
+    ]
+
+
+def chunking(preset: str = "paper") -> list[dict]:
+    """The steps whose working set in one piece exceeds :data:`MEMORY_BUDGET_GIB` (two of them any GPU's memory),
+    with the chunking that keeps them in budget.
+
+    Returns:
+        Rows ``{"step", "whole_bytes", "chunked_bytes", "how"}`` (bytes: float32 working sets).
+    """
+    from accessibility_lib.runs import presets
+    from accessibility_lib.geometry.cells import cell_volumes  # noqa: F401 (the chunk sizes below are its defaults)
+
+    p = presets.resolve("support", preset, check_machine=False)
+    widest = max((architecture(n.removeprefix("standin:")) for n in p["models"]), key=lambda a: a.d_model)
+    biggest_v = max((architecture(n.removeprefix("standin:")) for n in p["models"]), key=lambda a: a.d_vocab)
+    n_paper = 10_000 * 11  # the paper: 10,000 prompts at lengths 4, 8, …, 4096
+    d, V, S = biggest_v.d_model, biggest_v.d_vocab, p["cell_samples"]
+    per_token = (6 * widest.d_model + widest.d_ff) * 4.0  # float32 activations of one token through one layer
+    paper_tokens = 10_000 * sum(2**k for k in range(2, 13))  # 10,000 prompts at each length 4, 8, …, 4096
+    return [
+        {
+            "step": f"forward passes of the paper's {n_paper:,} prompts (10,000 at each of 11 lengths 4 … 4096), "
+            f"d = {widest.d_model} ({widest.name})",
+            "whole_bytes": paper_tokens * per_token,
+            "chunked_bytes": p["token_budget"] * per_token,
+            "how": f"batches of token_budget = {p['token_budget']:,} tokens of one length (attention by SDPA: no "
+            f"T × T buffer); the {n_paper:,} × d embeddings themselves, {n_paper * widest.d_model * 4 / 2**30:.2f} "
+            "GiB, are kept on the host in stored chunks of 256 prompts",
+        },
+        {
+            "step": f"pairwise cosines of {n_paper:,} embeddings (minimum over pairs)",
+            "whole_bytes": n_paper**2 * 4.0,
+            "chunked_bytes": 2048**2 * 4.0,
+            "how": "blocks of 2048 × 2048 (geometry.min_pairwise_cosine); the mean in O(N·d)",
+        },
+        {
+            "step": f"{S:,} cell samples against |V| = {V:,} ({biggest_v.name})",
+            "whole_bytes": S * V * 4.0,
+            "chunked_bytes": 2048 * 8192 * 4.0 + V * d * 4.0 + 4096 * d * 4.0,
+            "how": "points drawn 4,096 at a time; argmax over blocks of 2,048 points × 8,192 rows, a running "
+            "maximum per point (cells.argmax_tokens); W_U stays resident",
+        },
+    ]
+
+
+def schedule(durations: list[float], workers: int) -> float:
+    """Makespan of independent units on ``workers`` devices, longest first to the least loaded (LPT)."""
+    loads = [0.0] * max(1, int(workers))
+    for t in sorted(durations, reverse=True):
+        i = loads.index(min(loads))
+        loads[i] += t
+    return max(loads)
+
+
+def load_throughput(path: Path | None = None) -> dict:
+    """The measured CPU throughput (η per kind of work; see ``benchmarks/bench_scale_plan.py``).
+
+    Raises:
+        FileNotFoundError: no measurement stored; the message names the command that writes it.
+    """
+    path = Path(path or THROUGHPUT_PATH)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"no throughput measurement at {path}; write it with "
+            "`.venv/bin/python benchmarks/bench_scale_plan.py --write`"
+        )
+    return json.loads(path.read_text())
+
+
+@dataclass
+class Summary:
+    """Per chapter and model: the summed work and the estimated times (seconds) on 1 and on 8 GPUs."""
+
+    rows: list[dict] = field(default_factory=list)
+    total_1: float = 0.0
+    total_8: float = 0.0
+    gpu: dict = field(default_factory=dict)
+    eta: dict = field(default_factory=dict)
+
+
+def summary(
+    preset: str = "paper", throughput: dict | None = None, gpu: dict | None = None, workers: int = 8
+) -> Summary:
+    """The plan of ``preset`` per chapter and model, with times on one GPU and on ``workers``.
+
+    Args:
+        throughput: η per kind of work (default: :func:`load_throughput`).
+        gpu: rates per dtype (default :data:`GPU`; pass gpu_check's measured rates).
+    """
+    gpu = dict(gpu or GPU)
+    th = throughput or load_throughput()
+    eta = th["eta"]
+    host = th.get("matmul_flops", 1e11) * HOST_CORES  # the host's cores, each at the measured one-thread rate
+    works = plan(preset)
+
+    def seconds(w: Work) -> float:
+        return sum(f / host if kind == "host" else f / (eta[kind] * gpu[w.dtype]) for kind, f in w.flops.items())
+
+    rows: dict[tuple[str, str], dict] = {}
+    for w in works:
+        r = rows.setdefault(
+            (w.chapter, w.model),
+            {
+                "chapter": w.chapter,
+                "model": w.model,
+                "units": 0,
+                "tokens": 0.0,
+                "steps": 0.0,
+                "samples": 0.0,
+                "flops": 0.0,
+                "memory": 0.0,
+                "seconds_1": 0.0,
+                "durations": [],
+                "swept": w.swept,
+            },
+        )
+        r["units"] += 1
+        for k in ("tokens", "steps", "samples"):
+            r[k] += getattr(w, k)
+        r["flops"] += sum(w.flops.values())
+        r["memory"] = max(r["memory"], w.memory)
+        r["seconds_1"] += seconds(w)
+        r["durations"].append(seconds(w))
+    out = list(rows.values())
+    for r in out:
+        r["seconds_8"] = schedule(r["durations"], workers) if r["swept"] else r["seconds_1"]
+    swept = [seconds(w) for w in works if w.swept]
+    rest = sum(seconds(w) for w in works if not w.swept)
+    return Summary(out, sum(r["seconds_1"] for r in out), schedule(swept, workers) + rest, gpu, eta)
+
+
+def _si(x: float, unit: str = "") -> str:
+    if x == 0:
+        return "–"
+    for k, p in (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3)):
+        if abs(x) >= 10**p:
+            return f"{x / 10**p:.3g} {k}{unit}"
+    return f"{x:.3g} {unit}".strip()
+
+
+def _time(s: float) -> str:
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def gpu_from_check(report: dict) -> dict:
+    """The GPU rates measured by ``benchmarks/gpu_check.py --json`` in the form :func:`summary` takes."""
+    return {
+        "name": f"{report.get('device', 'GPU')} (measured by gpu_check)",
+        "float32": report["matmul_float32"],
+        "bfloat16": report["matmul_bfloat16"],
+        "memory_gib": GPU["memory_gib"],
+    }
+
+
+def markdown(preset: str = "paper", throughput: dict | None = None, gpu: dict | None = None) -> str:
+    """The plan's tables as Markdown (what ``scripts/scale_plan.py`` writes into book/scale.md).
+
+    ``gpu``: measured rates (:func:`gpu_from_check`) instead of the nominal :data:`GPU`.
+    """
+    th = throughput or load_throughput()
+    s = summary(preset, th, gpu)
+    lines = [
+        f"Times on one {s.gpu['name']} ({_si(s.gpu['float32'], 'FLOP/s')} float32, "
+        f"{_si(s.gpu['bfloat16'], 'FLOP/s')} bfloat16, dense) at the fraction η of that rate measured on "
+        f"this machine's CPU ({th['machine']}, {th['date']}): "
+        + ", ".join(f"{k} η = {v:.2f}" for k, v in sorted(s.eta.items()))
+        + f". The support's geometry fits run on the host ({HOST_CORES} cores at the one-thread rate measured here); "
+        "the cell points are drawn on the host too, which these times do not count.",
+        "",
+        "| chapter | model | units | tokens forwarded | optimiser steps | MC points | FLOP | peak memory | 1 GPU "
+        "| 8 GPUs |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in s.rows:
+        lines.append(
+            f"| {r['chapter']} | {r['model']} | {r['units']} | {_si(r['tokens'])} | {_si(r['steps'])} | "
+            f"{_si(r['samples'])} | {_si(r['flops'])} | {r['memory'] / _GIB:.2f} GiB | "
+            f"{_time(r['seconds_1'])} | {_time(r['seconds_8'])} |"
+        )
+    lines += [
+        "",
+        f"**Whole preset:** {_time(s.total_1)} on one GPU, {_time(s.total_8)} on eight (the sweep's "
+        "units spread longest first; the other chapters after it on one GPU). The theory chapter is closed "
+        "forms (seconds).",
+        "",
+        f"Steps whose working set in one piece would exceed the budget (or a whole GPU), and their chunking "
+        f"(budget {MEMORY_BUDGET_GIB:g} GiB a step):",
+        "",
+        "| step | in one piece | chunked working set | how |",
+        "|---|---|---|---|",
+    ]
+    for c in chunking(preset):
+        whole, part = c["whole_bytes"] / _GIB, c["chunked_bytes"] / _GIB
+        assert part <= MEMORY_BUDGET_GIB, c  # the plan's promise, checked every time it is written
+        step, how = (c[k].replace("|", "\\|") for k in ("step", "how"))  # a | inside a table cell
+        lines.append(f"| {step} | {whole:,.1f} GiB | {part:.3f} GiB | {how} |")
+    if th.get("sizes"):
+        lines += [
+            "",
+            "The plan against a measured run (CPU, one thread, the Pythia-160M stand-in at two sizes): "
+            "measured time ratio against the ratio of the plan's FLOP counts.",
+            "",
+            "| work | small stand-in | large stand-in | FLOP ratio (plan) | time ratio (measured) | measured / plan |",
+            "|---|---|---|---|---|---|",
+        ]
+        for kind, m in th["sizes"].items():
+            lines.append(
+                f"| {kind} | {m['small']} | {m['large']} | {m['flop_ratio']:.2f} | {m['time_ratio']:.2f} | "
+                f"{m['time_ratio'] / m['flop_ratio']:.2f} |"
+            )
+    return "\n".join(lines)

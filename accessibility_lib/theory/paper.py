@@ -1,0 +1,198 @@
+"""The paper's numbers, in one place, each with its source.
+
+Meyer, Michelessa, Chaux, Tan, *How Many Different Outputs Can a Transformer Generate?* (ICML 2026,
+arXiv 2605.22223) and its public replication repository
+(github.com/mario-michelessa/transformers_accessibility). The files behind this module are shipped in
+``accessibility_lib/data/paper/`` with a ``SOURCE.txt`` each. Chapters, widgets and the capacity card
+read the paper's facts from here, so a number is transcribed once.
+
+Example:
+    >>> models()["Pythia-160M"].d_model, models()["Pythia-160M"].d_vocab
+    (768, 50304)
+    >>> MEASURED_SLOPES["Pythia-160M"]
+    (90.37, 44.13)
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+
+from accessibility_lib.ground.paths import DATA_DIR
+
+__all__ = [
+    "PaperModel",
+    "models",
+    "table1",
+    "TABLE1_COLUMNS",
+    "MEASURED_SLOPES",
+    "slope_source_disagreements",
+    "AUTHORS_N50_M1",
+    "TABLE1_ROW_RATIOS",
+    "AUTHORS_CONV_SLOPES",
+    "AUTHORS_CONV_SLOPE_ORDER_BUG",
+    "cramming_curves",
+    "DATA_DIR",
+]
+
+DATA_DIR = DATA_DIR / "paper"
+
+#: Measured cramming slopes (tokens per prompt vector), (PG19 natural, random) — paper §5, read off its
+#: cramming figures (Fig 4 and appendix). "Random" is the authors' random-words target kind.
+MEASURED_SLOPES: dict[str, tuple[float, float]] = {
+    "Pythia-160M": (90.37, 44.13),
+    "Pythia-410M": (111.14, 69.32),
+    "Pythia-1B": (261.42, 137.22),
+    "Qwen2-0.5B": (71.02, 36.65),
+    "Qwen2-1.5B": (79.56, 36.38),
+    "Llama-3.2-1B": (137.77, 71.30),
+    "Gemma-3-270m": (44.54, 22.97),
+    "Gemma-3-1B": (39.50, 7.02),
+}
+
+
+def slope_source_disagreements(rel_tol: float = 0.02) -> list[tuple[str, float, float, str | None]]:
+    """Models whose natural-text slope differs between the paper's figures and the authors' models list.
+
+    The two sources are :data:`MEASURED_SLOPES` (read off the paper's cramming figures) and the "Slope exp"
+    column of the authors' models list (:func:`models`). Where they differ by more than ``rel_tol``, the
+    list's value of another model that matches the figures' value within ``rel_tol`` is named (a
+    possible mislabel).
+
+    Returns:
+        (model, figures' slope, list's slope, list model whose slope matches the figures' or None), in
+        tokens per prompt vector.
+    """
+    listed = models()
+    out = []
+    for name, (fig, _) in MEASURED_SLOPES.items():
+        if name not in listed:
+            continue
+        lst = listed[name].slope_natural
+        if abs(fig - lst) > rel_tol * max(abs(fig), abs(lst)):
+            twin = next(
+                (o for o, pm in listed.items() if o != name and abs(pm.slope_natural - fig) <= rel_tol * fig), None
+            )
+            out.append((name, fig, lst, twin))
+    return out
+
+
+#: n50(m = 1) of Gemma-3-270M in the authors' length convention (tokens, the given BOS counted),
+#: natural (PG19) and random words: from the cramming results published in the authors' replication
+#: repository, not from the paper's text.
+AUTHORS_N50_M1: dict[str, dict[str, float]] = {"Gemma-3-270m": {"natural": 17.07, "random_words": 10.00}}
+
+#: Table 1's columns, in the paper's order, with the models_list name of each.
+TABLE1_COLUMNS: dict[str, str] = {
+    "Pythia-160M": "Pythia-160M",
+    "Pythia-410M": "Pythia-410M",
+    "Pythia-1B": "Pythia-1B",
+    "Qwen-0.5B": "Qwen2-0.5B",
+    "Qwen-1.5B": "Qwen2-1.5B",
+    "Llama-1B": "Llama-3.2-1B",
+    "Gemma-270M": "Gemma-3-270m",
+}
+
+#: Slope-free checks of Table 1 (cone/ball, ellipsoid/ball, (ellipsoid + cells)/ellipsoid) per column:
+#: ratios of Table 1's rows, which share the measured slope and so cancel it (three digits, as printed).
+TABLE1_ROW_RATIOS: dict[str, tuple[float, float, float]] = {
+    "Pythia-160M": (0.985, 0.857, 0.841),
+    "Pythia-410M": (0.981, 0.832, 0.735),
+    "Pythia-1B": (0.991, 0.788, 0.745),
+    "Qwen-0.5B": (0.994, 0.777, 0.723),
+    "Qwen-1.5B": (0.997, 0.750, 0.707),
+    "Llama-1B": (0.978, 0.829, 0.903),
+    "Gemma-270M": (0.976, 0.965, 0.790),
+}
+
+
+#: The authors' convolution slopes (nats per token: the regression slope of ln median S_k on k), per
+#: model, as printed by their bound notebook (a stored markdown cell, models listed alphabetically).
+#: Their notebook then assigns this list to the Table 1 columns by position, in another order (see
+#: :data:`AUTHORS_CONV_SLOPE_ORDER_BUG`).
+AUTHORS_CONV_SLOPES: dict[str, float] = {
+    "Pythia-160M": -12.87,
+    "Pythia-1B": -14.71,
+    "Pythia-410M": -14.54,
+    "Qwen-0.5B": -16.50,
+    "Qwen-1.5B": -16.87,
+    "Gemma-270M": -13.03,
+    "Llama-1B": -15.79,
+}
+#: The column each printed slope ends up in when the list above is assigned by position to the Table 1
+#: columns in the paper's order (Pythia-160M, 410M, 1B, Qwen-0.5B, 1.5B, Llama-1B, Gemma-270M).
+AUTHORS_CONV_SLOPE_ORDER_BUG: dict[str, str] = dict(
+    zip(
+        ["Pythia-160M", "Pythia-410M", "Pythia-1B", "Qwen-0.5B", "Qwen-1.5B", "Llama-1B", "Gemma-270M"],
+        ["Pythia-160M", "Pythia-1B", "Pythia-410M", "Qwen-0.5B", "Qwen-1.5B", "Gemma-270M", "Llama-1B"],
+    )
+)
+
+
+@dataclass(frozen=True)
+class PaperModel:
+    """One row of the authors' models list.
+
+    Attributes:
+        name: the list's name (e.g. ``"Pythia-160M"``); hf_id: the Hugging Face id.
+        d_model: d, the hidden size; d_vocab: |V| (rows of the unembedding, padding included).
+        r1, r2, r_inf: largest L1, L2 and L∞ norms of their sampled last-layer embeddings.
+        mean_cos, min_cos: mean and minimum pairwise cosine of those embeddings.
+        slope_natural: the measured PG19 cramming slope the list records (tokens per prompt vector).
+        kuratov_capacity: Kuratov et al.'s maximum cramming capacity (tokens), or None.
+    """
+
+    name: str
+    hf_id: str
+    d_model: int
+    d_vocab: int
+    r1: float
+    r2: float
+    r_inf: float
+    mean_cos: float
+    min_cos: float
+    slope_natural: float
+    kuratov_capacity: int | None
+
+
+@lru_cache(maxsize=1)
+def models() -> dict[str, PaperModel]:
+    """The ten models of the authors' list, by name (``models_list.csv``)."""
+    out = {}
+    with open(DATA_DIR / "models_list.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            cap = row["Max capacity, tokens (Kuratov)"].strip()
+            out[row["Model name"]] = PaperModel(
+                row["Model name"],
+                row["Link to HF"],
+                int(row["Input hidden size"]),
+                int(row["Vocabulary size"]),
+                float(row["L_1 (max)"]),
+                float(row["L_2 (max)"]),
+                float(row["L_inf (max)"]),
+                float(row["Avg cosine"]),
+                float(row["Min cosine"]),
+                float(row["Slope exp"]),
+                int(cap) if cap.isdigit() else None,
+            )
+    return out
+
+
+@lru_cache(maxsize=1)
+def table1() -> dict[str, dict[str, float]]:
+    """The paper's Table 1: support model (row label) -> column (``TABLE1_COLUMNS`` key) -> ratio."""
+    with open(DATA_DIR / "table1.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return {r["support model"]: {c: float(r[c]) for c in TABLE1_COLUMNS} for r in rows}
+
+
+@lru_cache(maxsize=1)
+def cramming_curves() -> dict:
+    """Success rate against length per m, natural and random, for Pythia-160M and Qwen-2.5-0.5B.
+
+    Returns the JSON of ``cramming_curves.json``: ``{"source": ..., "models": {model: {kind: {"curves":
+    {m: [[n, rate], ...]}}}}}`` (20 targets a point; read off the authors' figure data).
+    """
+    return json.loads((DATA_DIR / "cramming_curves.json").read_text())

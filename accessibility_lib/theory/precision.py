@@ -1,0 +1,220 @@
+"""The precision ε as an explicit, named convention.
+
+The bounds depend on r and ε only through 2r/ε, and the paper does not state one ε for all models
+(see the book's appendix on conventions): its replication code sets ε = r_∞·2^−11 (fp16 unit roundoff times the largest absolute
+coordinate r_∞, with r = r_∞, so 2r/ε = 4096), while the ball row of its Table 1 implies 2r/ε ≈ 2^17
+for Pythia and other ratios for other models. The book therefore never hides ε: every number is
+computed under an :class:`EpsConvention` that is printed beside it.
+
+Example:
+    >>> REPLICATION.eps(r_inf=22.45)          # Pythia-160M's r_∞ = 22.45
+    0.0109619140625
+    >>> REPLICATION.ratio(r=22.45, r_inf=22.45)      # 2r/ε
+    4096.0
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from accessibility_lib.ground.checks import check_int, check_positive_real
+
+__all__ = [
+    "unit_roundoff",
+    "EpsConvention",
+    "given",
+    "relative",
+    "from_dtype",
+    "REPLICATION",
+    "CORRECTED",
+    "CONVENTIONS",
+    "get",
+]
+
+# unit roundoff u = 2^-p for a p-bit significand (implicit bit included): fp32 p=24, bf16 p=8, fp16 p=11.
+_UNIT_ROUNDOFF_BITS = {
+    "float32": 24,
+    "fp32": 24,
+    "bfloat16": 8,
+    "bf16": 8,
+    "float16": 11,
+    "fp16": 11,
+    "half": 11,
+    "float": 24,
+    "float64": 53,
+    "fp64": 53,
+}
+
+
+def unit_roundoff(dtype: object) -> float:
+    """Unit roundoff of a floating-point format (the relative spacing 2^−p of its p-bit significand).
+
+    Args:
+        dtype: ``"fp32"``/``"float32"``, ``"bf16"``/``"bfloat16"``, ``"fp16"``/``"float16"``, ``"fp64"``, or
+            a ``torch.dtype``/``numpy.dtype`` of those.
+
+    Returns:
+        2^−24 (fp32), 2^−8 (bf16), 2^−11 (fp16), 2^−53 (fp64). Dimensionless.
+
+    Raises:
+        ValueError: for any other dtype.
+    """
+    name = str(dtype).lower().replace("torch.", "")
+    if name not in _UNIT_ROUNDOFF_BITS:
+        raise ValueError(f"dtype must be one of fp32/float32, bf16/bfloat16, fp16/float16, fp64/float64, got {dtype!r}")
+    return 2.0 ** -_UNIT_ROUNDOFF_BITS[name]
+
+
+@dataclass(frozen=True)
+class EpsConvention:
+    """How ε is obtained: an absolute value, or a factor times a reference radius.
+
+    Attributes:
+        name: short label shown beside every number computed under it.
+        description: one sentence for tables and captions.
+        absolute: ε itself (same units as the embeddings), or None for a relative convention.
+        factor: ε / reference radius for a relative convention (e.g. 2^−11), or None.
+        reference: which radius the factor multiplies: ``"r"`` (the radius used in the bound) or
+            ``"r_inf"`` (the largest absolute coordinate, as the replication code does).
+        radius: which radius the ball B(0, r) of the bound uses: ``"l2"`` (the largest L2 norm of the
+            samples: the smallest centred ball that contains them, what Thm 4.5 packs) or ``"r_inf"``
+            (the largest absolute coordinate, what the replication code uses; that ball does not
+            contain the samples).
+    """
+
+    name: str
+    description: str
+    absolute: float | None = None
+    factor: float | None = None
+    reference: str = "r"
+    radius: str = "l2"
+
+    def ball(self, r2: float, r_inf: float) -> tuple[float, float]:
+        """(r, ε) of the ball bound under this convention, from the samples' largest L2 norm and L∞ norm.
+
+        Raises:
+            ValueError: if a radius is not > 0.
+        """
+        r2 = check_positive_real("r2", r2)
+        r_inf = check_positive_real("r_inf", r_inf)
+        r = r2 if self.radius == "l2" else r_inf
+        return r, self.eps(r=r, r_inf=r_inf)
+
+    @property
+    def config_only(self) -> bool:
+        """Whether 2r/ε is a constant, so that a bound needs only d and |V| (the capacity card)."""
+        if self.absolute is not None:
+            return False
+        return self.reference == "r" or (self.reference == "r_inf" and self.radius == "r_inf")
+
+    def eps(self, r: float | None = None, r_inf: float | None = None) -> float:
+        """ε under this convention.
+
+        Args:
+            r: the support radius used in the bound (needed when ``reference == "r"``).
+            r_inf: the largest absolute coordinate (needed when ``reference == "r_inf"``).
+
+        Raises:
+            ValueError: if the radius the convention needs is missing or not > 0.
+        """
+        if self.absolute is not None:
+            return self.absolute
+        radius = r if self.reference == "r" else r_inf
+        if radius is None:
+            raise ValueError(f"the ε convention {self.name!r} needs {self.reference} (a radius > 0), got None")
+        return self.factor * check_positive_real(self.reference, radius)
+
+    def ratio(self, r: float, r_inf: float | None = None) -> float:
+        """2r/ε under this convention (the only way r and ε enter the bounds)."""
+        r = check_positive_real("r", r)
+        return 2.0 * r / self.eps(r=r, r_inf=r_inf)
+
+
+def given(eps: float) -> EpsConvention:
+    """ε given directly (same units as the embeddings).
+
+    Raises:
+        ValueError: if ``eps`` is not a finite number > 0.
+    """
+    eps = check_positive_real("eps", eps)
+    return EpsConvention(name=f"ε = {eps:.4g}", description=f"ε given directly as {eps:.6g}", absolute=eps)
+
+
+def relative(k: int, reference: str = "r") -> EpsConvention:
+    """ε = radius·2^−k, so 2r/ε = 2^{k+1} when the reference is r itself.
+
+    Raises:
+        ValueError: if ``k`` is not an integer in [0, 1000] or ``reference`` is not ``"r"``/``"r_inf"``.
+    """
+    k = check_int("k", k, minimum=0, maximum=1000)
+    if reference not in ("r", "r_inf"):
+        raise ValueError(f"reference must be 'r' or 'r_inf', got {reference!r}")
+    sym = "r" if reference == "r" else "r∞"
+    return EpsConvention(
+        name=f"ε = {sym}·2^-{k}",
+        description=f"ε is the reference radius {sym} times 2^-{k}",
+        factor=2.0**-k,
+        reference=reference,
+    )
+
+
+def from_dtype(dtype: object, reference: str = "r") -> EpsConvention:
+    """ε = radius × unit roundoff of ``dtype`` (fp32, bf16 or fp16).
+
+    Raises:
+        ValueError: for an unknown dtype or reference.
+    """
+    u = unit_roundoff(dtype)
+    k = round(-math.log2(u))
+    conv = relative(k, reference)
+    name = str(dtype).replace("torch.", "")
+    sym = "r" if reference == "r" else "r∞"
+    return EpsConvention(
+        name=f"ε = {sym}·u({name})",
+        description=f"ε is {sym} times the unit roundoff of {name} (2^-{k})",
+        factor=conv.factor,
+        reference=reference,
+    )
+
+
+#: The replication code's convention: ε = r_∞·2^−11 (fp16 unit roundoff × largest absolute coordinate),
+#: used with r = r_∞, so 2r/ε = 4096 and C = d·ln 4097/ln|V| whatever the embeddings (the authors' bound notebook).
+REPLICATION = EpsConvention(
+    name="replication (ε = r∞·2^-11)",
+    description="the replication code's convention: ε = r∞·2^-11 (fp16 unit roundoff × r∞), with r = r∞, so 2r/ε = 4096",
+    factor=2.0**-11,
+    reference="r_inf",
+    radius="r_inf",
+)
+
+#: The same precision with the radius fixed: ε = r∞·2^−11 but r = the largest L2 norm, the smallest
+#: centred ball that contains the samples (the ball of radius r∞ does not: L2 norms exceed r∞).
+CORRECTED = EpsConvention(
+    name="corrected (ε = r∞·2^-11, r = max L2)",
+    description="ε = r∞·2^-11 as in the replication code, with r = the largest L2 norm (a ball that contains the samples)",
+    factor=2.0**-11,
+    reference="r_inf",
+    radius="l2",
+)
+
+#: Named conventions offered by the chapters' ``eps_convention`` parameter.
+CONVENTIONS: dict[str, EpsConvention] = {
+    "replication": REPLICATION,
+    "corrected": CORRECTED,
+    "fp16": from_dtype("fp16"),
+    "bf16": from_dtype("bf16"),
+    "fp32": from_dtype("fp32"),
+    "table1_pythia": relative(16),  # 2r/ε = 2^17: reproduces Table 1's ball row for Pythia-160M and -1B
+}
+
+
+def get(name: str) -> EpsConvention:
+    """The named convention ``name`` (one of :data:`CONVENTIONS`).
+
+    Raises:
+        ValueError: listing the known names when ``name`` is unknown.
+    """
+    if name not in CONVENTIONS:
+        raise ValueError(f"eps_convention must be one of {sorted(CONVENTIONS)}, got {name!r}")
+    return CONVENTIONS[name]
