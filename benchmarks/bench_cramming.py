@@ -32,7 +32,8 @@ CURVES = Path(__file__).resolve().parents[1] / "accessibility_lib" / "data" / "p
 
 
 def _handle(name: str):
-    from accessibility_lib.models.handle import load_model, wrap_model
+    from accessibility_lib.models.handle import wrap_model
+    from accessibility_lib.models.loading import load_model
 
     try:
         return load_model(name), name

@@ -20,11 +20,11 @@ from accessibility_lib.geometry import embeddings as E
 def handle(random_width: int | None):
     """The shipped nano model, or (``--random-width D``) a random GPT-NeoX of width D, 4 layers, |V| 8192."""
     if random_width:
-        from accessibility_lib.geometry.support import random_tiny_handle
+        from accessibility_lib.models.tiny import random_tiny_handle
 
         h = random_tiny_handle(0, d_model=random_width, d_vocab=8192, n_layers=4, n_ctx=512)
         return h, f"{h.name} (random weights)"
-    from accessibility_lib.models import handle as models
+    from accessibility_lib.models import loading as models
 
     return models.load_model("nano"), "nano"
 

@@ -29,10 +29,11 @@ from pathlib import Path
 import torch
 
 from accessibility_lib.experiments.n50_sequential import predict_n50
+from accessibility_lib.ground import provenance
 from accessibility_lib.ground.results import ResultStore, default_store
-from accessibility_lib.models.handle import load_model
+from accessibility_lib.models.loading import load_model
 from accessibility_lib.runs import cramming_artifacts as CA
-from accessibility_lib.runs.cramming_units import DEFAULT_PER_M, Unit, run_cramming_unit
+from accessibility_lib.runs.cramming_units import DEFAULT_PER_M, CrammingUnit, run_cramming_unit
 
 LEGACY_GUESS = {"natural": 12, "random_words": 6, "random_tokens": 4}  # the first runner's start, per m
 
@@ -74,7 +75,7 @@ def main(argv=None) -> int:
     for kind in args.kinds.split(","):
         old_n50, new_n50 = {}, {}
         for m in [int(x) for x in args.ms.split(",")]:
-            unit = Unit(
+            unit = CrammingUnit(
                 kind, m, max_steps=args.max_steps, patience=args.patience, corpus=args.corpus, n_targets=args.n_targets
             )
             start = max(LEGACY_GUESS[kind] * m, round(0.9 * m * old_n50.get(1, 0.0)), 2)
@@ -117,9 +118,9 @@ def main(argv=None) -> int:
         out = {
             "rows": rows,
             "command": "python benchmarks/bench_n50_search.py " + " ".join(argv or os.sys.argv[1:]),
-            "commit": CA.git_commit(),
-            "machine": CA.machine_text(args.threads),
-            "date": CA.now_utc(),
+            "commit": provenance.git_commit(),
+            "machine": provenance.machine_text(args.threads),
+            "date": provenance.now_utc(),
             "ratio_total": total_old / max(total_new, 1),
         }
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")

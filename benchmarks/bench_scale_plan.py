@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,11 +33,10 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from accessibility_lib.models import standins  # noqa: E402
+from accessibility_lib.models import standin_build, standins  # noqa: E402
 from accessibility_lib.models.handle import wrap_model  # noqa: E402
-from accessibility_lib.runs import scaleplan  # noqa: E402
+from accessibility_lib.runs import flops, scaleplan  # noqa: E402
 
 MODEL = "EleutherAI/pythia-160m"
 SIZES = {"small": (256, 2), "large": (512, 4)}  # (d_model, layers) of the stand-in
@@ -54,7 +52,7 @@ def _cpu_matmul_rate(size: int = 1024, reps: int = 6) -> float:
 
 
 def _handle(d: int, layers: int):
-    model, tok = standins.build_standin(MODEL, d_model=d, n_layers=layers)
+    model, tok = standin_build.build_standin(MODEL, d_model=d, n_layers=layers)
     return wrap_model(model, tok, name=f"standin {d}x{layers}", verify=False), standins.shrink(
         standins.architecture(MODEL), d, layers
     )
@@ -73,7 +71,7 @@ def measure(kind: str, d: int, layers: int) -> tuple[float, float]:
         t0 = time.thread_time()
         r = cram(handle, targets, m, max_steps=steps, patience=steps)
         secs = time.thread_time() - t0
-        return float(r.steps.sum()) * scaleplan.step_flops(arch, m + n - 1, n, "cram"), secs
+        return float(r.steps.sum()) * flops.step_flops(arch, m + n - 1, n, "cram"), secs
     if kind == "forward":
         from accessibility_lib.geometry.embeddings import sample_embeddings
 
@@ -81,7 +79,7 @@ def measure(kind: str, d: int, layers: int) -> tuple[float, float]:
         sample_embeddings(handle, 2, [T], token_budget=2048, desc="warm-up")
         t0 = time.thread_time()
         sample_embeddings(handle, N, [T], token_budget=2048, seed=1)
-        return N * scaleplan.forward_flops(arch, T), time.thread_time() - t0
+        return N * flops.forward_flops(arch, T), time.thread_time() - t0
     if kind == "cells":
         from accessibility_lib.geometry.cells import argmax_tokens
 
@@ -110,13 +108,13 @@ def measure(kind: str, d: int, layers: int) -> tuple[float, float]:
         )
         cut = replace(arch, d_vocab=cfg.alphabet_size + 4, tied=False)
         with tempfile.TemporaryDirectory() as tmp:
-            base, tok = standins.build_standin(MODEL, d_model=d, n_layers=layers)
+            base, tok = standin_build.build_standin(MODEL, d_model=d, n_layers=layers)
             t0 = time.thread_time()
             _, info = train_copying(cfg, store=ResultStore(tmp), base_model=base, tokenizer=tok, show_progress=False)
             secs = time.thread_time() - t0
         T = 2 * L + 3
-        flops = info["steps"] * B * scaleplan.step_flops(cut, T, T, "train") + 128 * scaleplan.forward_flops(cut, T, T)
-        return flops, secs
+        work = info["steps"] * B * flops.step_flops(cut, T, T, "train") + 128 * flops.forward_flops(cut, T, T)
+        return work, secs
     raise ValueError(kind)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from accessibility_lib.geometry import cells, slices
-from accessibility_lib.models import handle as models
+from accessibility_lib.models import loading as models
 
 
 def main() -> None:

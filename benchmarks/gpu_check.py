@@ -4,9 +4,9 @@ Checks, each printed as one line with its measured value and goal, all collected
 
 1. **matmul**: the device's measured dense matrix-multiply rate in bfloat16 and float32 (the yardstick);
 2. **cramming throughput**: a Pythia-160M-shaped model (the real widths, random weights,
-   :func:`accessibility_lib.models.standins.build_standin` ``full=True``) in bfloat16 crams 64 targets of 100
+   :func:`accessibility_lib.models.standin_build.build_standin` ``full=True``) in bfloat16 crams 64 targets of 100
    tokens (``cramming.cram``, fixed steps): tokens/s and the FLOP rate of the scale plan's count
-   (:func:`accessibility_lib.runs.scaleplan.step_flops`) as a fraction of the bf16 matmul rate — goal ≥ 0.4;
+   (:func:`accessibility_lib.runs.flops.step_flops`) as a fraction of the bf16 matmul rate — goal ≥ 0.4;
 3. **batched against one at a time**: the same targets and seeds crammed one target per call — the same
    outcomes (success, steps) and a speed-up — goal ≥ 10×;
 4. **cell volumes**: ``cells.cell_volumes`` for a Gemma-3-270M-shaped unembedding (|V| = 262,144,
@@ -38,11 +38,10 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from accessibility_lib.models import standins  # noqa: E402
+from accessibility_lib.models import standin_build, standins  # noqa: E402
 from accessibility_lib.models.handle import wrap_model  # noqa: E402
-from accessibility_lib.runs import scaleplan  # noqa: E402
+from accessibility_lib.runs import flops  # noqa: E402
 
 
 def fmt_rate(x: float) -> str:
@@ -92,11 +91,11 @@ def cramming(c: Check, tiny: bool):
 
     name = "EleutherAI/pythia-160m"
     if tiny:
-        model, tok = standins.build_standin(name, dtype=torch.bfloat16)
+        model, tok = standin_build.build_standin(name, dtype=torch.bfloat16)
         arch = standins.shrink(standins.architecture(name))
         B, n, steps, single = 4, 10, 3, 4
     else:
-        model, tok = standins.build_standin(name, dtype=torch.bfloat16, full=True)
+        model, tok = standin_build.build_standin(name, dtype=torch.bfloat16, full=True)
         arch = standins.architecture(name)
         B, n, steps, single = 64, 100, 40, 64
     h = wrap_model(model, tok, name=f"{name} shape", device=c.device, verify=False)
@@ -108,8 +107,8 @@ def cramming(c: Check, tiny: bool):
     batched, t_b = c.timed(lambda: cram(h, targets, m, seed=list(range(B)), **kw))
     n_steps = float(batched.steps.sum())
     T = m + n - 1
-    flops = n_steps * scaleplan.step_flops(arch, T, n, "cram")
-    rate = flops / t_b
+    step_work = n_steps * flops.step_flops(arch, T, n, "cram")
+    rate = step_work / t_b
     frac = rate / c.results["matmul_bfloat16"]
     c.results["cram_tokens_per_s"] = n_steps * T / t_b
     c.report(

@@ -53,8 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from accessibility_lib.experiments import copying, copying_model
+    from accessibility_lib.ground.provenance import git_commit, machine_text, now_utc
     from accessibility_lib.ground.results import default_store, dumps, loads
-    from accessibility_lib.runs.cramming_runs import git_commit, machine_text, now_utc
 
     torch.set_num_threads(args.threads)
     store = default_store()

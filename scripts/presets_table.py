@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 from accessibility_lib.runs import presets  # noqa: E402
 
 START, END = "<!-- presets:start -->", "<!-- presets:end -->"

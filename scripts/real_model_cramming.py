@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import dataclasses
-import math
 import multiprocessing as mp
 import os
 import shlex
@@ -46,7 +45,7 @@ def _init_worker(model: str, threads: int) -> None:
 def _handle(dtype: str):
     import torch
 
-    from accessibility_lib.models.handle import load_model
+    from accessibility_lib.models.loading import load_model
 
     if dtype not in _WORKER["handles"]:
         _WORKER["handles"].clear()
@@ -56,8 +55,8 @@ def _handle(dtype: str):
 
 def _run(unit, n_pred: float, deadline: float | None) -> dict:
     from accessibility_lib.experiments.n50 import StopSearch
+    from accessibility_lib.ground.provenance import git_commit, now_utc
     from accessibility_lib.ground.results import default_store
-    from accessibility_lib.runs.cramming_artifacts import git_commit, now_utc
     from accessibility_lib.runs.cramming_units import run_cramming_unit
 
     t0 = time.time()
@@ -86,21 +85,19 @@ def _run(unit, n_pred: float, deadline: float | None) -> dict:
     return info
 
 
-def _prediction(unit, summaries) -> float:
-    """Where the unit's search starts: the same m at another budget or target count, else the line in m."""
-    from accessibility_lib.experiments.n50_sequential import predict_n50
-    from accessibility_lib.runs.cramming_units import DEFAULT_PER_M
+def _prediction(unit, records: list[dict]) -> float:
+    """Where the unit's search starts: :func:`accessibility_lib.runs.cramming_units.predict_for` on the
+    artifact's complete units."""
+    from accessibility_lib.runs.cramming_summary import summarize
+    from accessibility_lib.runs.cramming_units import CrammingUnit, predict_for
 
-    same = [s for s in summaries if s.kind == unit.kind and s.dtype == unit.dtype and s.state == "complete"]
-    ok = [s for s in same if s.fit is not None and s.fit.ok and s.instrument == unit.instrument]
-    at_m = [s for s in ok if s.m == unit.m] or [
-        s for s in same if s.fit is not None and s.fit.ok and s.m == unit.m and s.max_steps == unit.max_steps
+    fields = CrammingUnit.__dataclass_fields__
+    finished = [
+        (CrammingUnit(**{k: r[k] for k in fields}), s.fit.n50)
+        for r, s in zip(records, summarize({"format": 2, "units": records}))
+        if s.state == "complete" and s.fit is not None and s.fit.ok
     ]
-    if at_m:  # another budget: n50 grew by about half per doubling of the steps (chapter 3's budget curve)
-        s = min(at_m, key=lambda s: abs(math.log(s.max_steps / unit.max_steps)))
-        return max(2.0, s.fit.n50 * (1 + 0.5 * math.log2(unit.max_steps / s.max_steps)))
-    finished = {s.m: s.fit.n50 for s in ok if s.max_steps == unit.max_steps}
-    return predict_n50(unit.m, finished, DEFAULT_PER_M[unit.kind])
+    return predict_for(unit, finished)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,15 +120,16 @@ def main(argv: list[str] | None = None) -> int:
     from accessibility_lib.experiments.dtype_choice import check_dtype
     from accessibility_lib.experiments.instruments import INSTRUMENTS
     from accessibility_lib.experiments.targets import target_source
-    from accessibility_lib.geometry.support import weights_fingerprint
+    from accessibility_lib.ground import provenance
     from accessibility_lib.ground.results import default_store
-    from accessibility_lib.models.handle import load_model
+    from accessibility_lib.models.fingerprint import weights_fingerprint
+    from accessibility_lib.models.loading import load_model
     from accessibility_lib.runs import cramming_artifacts as CA
     from accessibility_lib.runs import cramming_units as CU
 
     t0 = time.time()
     try:
-        all_units = CU.plan_units(args.model, args.plan)
+        all_units = CU.cramming_plan(args.model, args.plan)
         if args.dtype is not None:
             dtype, rates = check_dtype(args.dtype, "cpu")
             all_units = [dataclasses.replace(u, dtype=dtype) for u in all_units]
@@ -167,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         meta[d] = weights_fingerprint(h)
     sources = {}
     for u in all_units:
-        s = target_source(handles[u.dtype], u.kind, u.convention, seed=u.seed, corpus=u.corpus)
+        s = target_source(handles[u.dtype], u.kind, u.length_convention, seed=u.seed, corpus=u.corpus)
         sources[u.uid] = (s.name, s.layout())
     del handles
     command = " ".join(
@@ -177,10 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     prov = {
         "command": command,
         "plan": args.plan,
-        "commit": CA.git_commit(),
-        "machine": CA.machine_text(args.threads),
+        "commit": provenance.git_commit(),
+        "machine": provenance.machine_text(args.threads),
         "workers": args.workers,
-        "started": CA.now_utc(),
+        "started": provenance.now_utc(),
     }
     extra: dict = {uid: {k: v for k, v in rec.items() if k not in ("outcomes",)} for uid, rec in status.items()}
     progressive_rows = {
@@ -218,12 +216,9 @@ def main(argv: list[str] | None = None) -> int:
         return out
 
     def export(final: bool = False):
-        prov_now = {**prov, "date": CA.now_utc(), "wall_seconds_this_invocation": round(time.time() - t0, 1)}
+        prov_now = {**prov, "date": provenance.now_utc(), "wall_seconds_this_invocation": round(time.time() - t0, 1)}
         CA.write_artifact(path, model=args.model, units=records(), provenance=prov_now)
-        print(f"[{CA.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
-
-    def summaries():
-        return CA.summarize({"format": CA.FORMAT, "units": records()})
+        print(f"[{provenance.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
 
     todo = [u for u in units if extra.get(u.uid, {}).get("state") != "complete"]
     print(f"{len(todo)} of {len(units)} units to run: {[u.uid for u in todo]}", flush=True)
@@ -255,16 +250,16 @@ def main(argv: list[str] | None = None) -> int:
         def submit_ready():
             if deadline is not None and time.time() > deadline:
                 return
-            summ = None
+            recs = None
             for u in list(pending):
                 if len(running) >= args.workers:
                     break
                 if waits_for(u):
                     continue
-                summ = summ or summaries()
+                recs = recs or records()
                 pending.remove(u)
                 extra[u.uid] = {"state": "partial"}
-                running[pool.submit(_run, u, _prediction(u, summ), deadline)] = u
+                running[pool.submit(_run, u, _prediction(u, recs), deadline)] = u
 
         submit_ready()
         while running:
@@ -275,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 if "outcomes" in info:
                     progressive_rows[u.uid] = info.pop("outcomes")
                 extra[u.uid] = {k: v for k, v in info.items() if k != "uid"}
-                print(f"[{CA.now_utc()}] {u.uid}: {info['state']} in {info['seconds']} s", flush=True)
+                print(f"[{provenance.now_utc()}] {u.uid}: {info['state']} in {info['seconds']} s", flush=True)
                 export()
                 last_export = time.time()
             submit_ready()

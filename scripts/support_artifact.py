@@ -17,6 +17,7 @@ import time
 
 
 def main(argv: list[str] | None = None) -> int:
+    from accessibility_lib.models import fingerprint
     from accessibility_lib.runs import presets
 
     nano = presets.PRESETS["support"]["default"]
@@ -33,22 +34,22 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from accessibility_lib.geometry import support
+    from accessibility_lib.ground import provenance
     from accessibility_lib.ground.results import default_store
-    from accessibility_lib.models.handle import load_model
-    from accessibility_lib.runs import cramming_runs as CR
+    from accessibility_lib.models.loading import load_model
+    from accessibility_lib.runs.work import run_support
 
     torch.set_num_threads(args.threads)
     t0 = time.time()
     handle = load_model(args.model)
-    res = support.analyse_model(
-        handle,
-        args.model,
-        n_prompts=args.n_prompts,
-        lengths=[int(x) for x in args.lengths.split(",")],
-        cell_samples=args.cell_samples,
-        cell_flops=args.cell_flops,
-        store=default_store(),
-    )
+    params = {
+        **nano,
+        "n_prompts": args.n_prompts,
+        "lengths": [int(x) for x in args.lengths.split(",")],
+        "cell_samples": args.cell_samples,
+        "cell_flops": args.cell_flops,
+    }
+    res = run_support(handle, args.model, params, default_store())
     variants = None
     if getattr(handle._base, "norm", None) is not None and hasattr(handle._base.norm, "weight"):
         variants = support.radius_variants(handle)
@@ -56,11 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     argv_ = argv if argv is not None else sys.argv[1:]
     prov = {
         "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/support_artifact.py", *argv_]),
-        "commit": CR.git_commit(),
-        "machine": CR.machine_text(args.threads),
-        "date": CR.now_utc(),
+        "commit": provenance.git_commit(),
+        "machine": provenance.machine_text(args.threads),
+        "date": provenance.now_utc(),
         "wall_seconds": round(time.time() - t0, 1),
-        "weights": support.weights_fingerprint(handle),
+        "weights": fingerprint.weights_fingerprint(handle),
         "radius_variants": variants,
     }
     path = support.write_artifact(res, None if args.out_dir is None else f"{args.out_dir}/{args.model}.json", prov)

@@ -49,7 +49,7 @@ def device(request) -> str:
 
 
 def model_cache() -> Path:
-    """Where fetched models live (as accessibility_lib.models.handle.cache_dir, without importing torch here)."""
+    """Where fetched models live (as accessibility_lib.models.loading.cache_dir, without importing torch here)."""
     env = os.environ.get("ACCESSIBILITY_CACHE")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "accessibility_book" / "models"
 

@@ -49,7 +49,7 @@ class TrainConfig:
     ``base``: ``"scratch"`` (GPT-NeoX with ``d_model``, ``n_layers``, ``n_heads``, ``d_ff`` (0 → 4·d_model),
     ``context`` tokens), ``"nano-shape"`` (the architecture of the book's nano model,
     accessibility_lib/data/nano/config.json, from scratch, with ``context``), or a pretrained model for
-    :func:`~accessibility_lib.models.handle.load_model` (``"nano"``, an HF id or folder), fine-tuned whole after
+    :func:`~accessibility_lib.models.loading.load_model` (``"nano"``, an HF id or folder), fine-tuned whole after
     cutting its embedding and head to the task vocabulary (width fields ignored).
     """
 
@@ -189,7 +189,7 @@ def build_task_model(cfg: TrainConfig, base_model=None, tokenizer=None):
         return GPTNeoXForCausalLM(_scratch_config(cfg, task)).float()
     if base_model is None:
         try:
-            from accessibility_lib.models.handle import load_model  # the book's model handle (issue 3)
+            from accessibility_lib.models.loading import load_model  # the book's model handle (issue 3)
 
             handle = load_model(cfg.base)
             base_model, tokenizer = handle.model, handle.tokenizer

@@ -35,10 +35,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from accessibility_lib.experiments.prompt_init import _init_prompt, embedding_stats
 from accessibility_lib.ground.checks import check_int, check_positive_real, check_real
 from accessibility_lib.models.decoding import DECODE_PATH, VERIFY_PATH, greedy_decode, model_device, model_dtype
+from accessibility_lib.models.handle import context_length
 
-__all__ = ["CramResult", "cram", "embedding_stats", "context_length"]
+__all__ = ["CramResult", "cram", "embedding_stats"]
 
 
 @dataclass
@@ -85,38 +87,6 @@ class CramResult:
             "decode_path": DECODE_PATH,
             "verified_by": VERIFY_PATH,
         }
-
-
-def context_length(handle) -> int | None:
-    """The model's maximum number of positions (``max_position_embeddings``), or None if unknown."""
-    if getattr(handle, "n_ctx", None):
-        return int(handle.n_ctx)
-    cfg = getattr(handle.model, "config", None)
-    cfg = getattr(cfg, "text_config", None) or cfg
-    value = getattr(cfg, "max_position_embeddings", None)
-    return int(value) if value else None
-
-
-@torch.no_grad()
-def embedding_stats(handle, n_tokens: int = 4096, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-coordinate mean and standard deviation of the model's real input embeddings.
-
-    Uses ``handle.embed`` (so Gemma's √d scaling is included) on ``n_tokens`` token ids drawn uniformly
-    from the vocabulary (all of it when smaller).
-
-    Returns:
-        (mean, std), each (d_model,) float32 on the model's device.
-    """
-    n_tokens = check_int("n_tokens", n_tokens, minimum=2)
-    vocab = int(handle.d_vocab)
-    device = model_device(handle)
-    if vocab <= n_tokens:
-        ids = torch.arange(vocab, device=device)
-    else:
-        gen = torch.Generator().manual_seed(seed)
-        ids = torch.randint(0, vocab, (n_tokens,), generator=gen).to(device)
-    emb = handle.embed(ids[None, :])[0].float()  # (N, d)
-    return emb.mean(0), emb.std(0).clamp_min(1e-8)
 
 
 def _check_targets(handle, target_ids, m: int, n_given: int = 0) -> list[list[int]]:
@@ -272,12 +242,6 @@ def cram(
             for f in CramResult.__dataclass_fields__
         ]
     )
-
-
-def _init_prompt(seed: int, m: int, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
-    z = torch.randn(m, mean.numel(), generator=gen)  # (m, d), on CPU for device-independent draws
-    return mean.cpu() + std.cpu() * z
 
 
 def _cram_batch(

@@ -2,7 +2,7 @@
 
 Where the cost of an n50 search goes (chapter 3): a length far above n50 is expensive — every target
 fails and runs to the step cap, with the longest inputs — and a length far below is cheap but useless
-once its side is clear. The bisection design (:func:`accessibility_lib.experiments.n50.locate_n50`) doubles from a
+once its side is clear. The bisection design (:func:`accessibility_lib.experiments.n50_bisect.locate_n50`) doubles from a
 fixed start and gives every probe the same number of targets. This design:
 
 1. **starts from a prediction** ``n_pred`` (e.g. the line through the n50s already found at smaller m,
@@ -94,14 +94,14 @@ def locate_n50_sequential(
         seed: passed to the fit.
 
     Returns:
-        An :class:`~accessibility_lib.experiments.n50.N50Search` (``design`` "sequential"); ``trials`` shows how
+        An :class:`~accessibility_lib.experiments.n50_result.N50Search` (``design`` "sequential"); ``trials`` shows how
         many targets each length got.
 
     Raises:
         ValueError: bad lengths, counts, alpha, growth or rel_tol.
     """
     from accessibility_lib.experiments.fitting import fit_sigmoid
-    from accessibility_lib.experiments.n50 import N50Search
+    from accessibility_lib.experiments.n50_result import N50Search
 
     n_min = check_int("n_min", n_min, minimum=1)
     n_max = check_int("n_max", n_max, minimum=n_min)

@@ -3,14 +3,14 @@
 **Target kinds** (:data:`TARGET_KINDS`):
 
 - ``"natural"`` — the first n tokens of a natural-text passage that starts at a sentence
-  (:meth:`accessibility_lib.experiments.text.NaturalText.prefix_target`); targets of different lengths are
+  (:meth:`accessibility_lib.models.text.NaturalText.prefix_target`); targets of different lengths are
   prefixes of one another, as the authors' PG19 targets are. Corpus: ``"heldout"`` (KJV, nano's
   held-out split) or ``"austen"`` (two Gutenberg novels, the offline stand-in for PG19).
 - ``"random_words"`` — what the authors' replication code uses as "random" targets: 5·n words from
   the 100,000 most frequent English words, tokenized and cut to n tokens
-  (:func:`accessibility_lib.experiments.text.random_word_target`); independent across lengths.
+  (:func:`accessibility_lib.models.text.random_word_target`); independent across lengths.
 - ``"random_tokens"`` — what the paper's text describes: uniform token ids without special or
-  padded rows (:func:`accessibility_lib.experiments.text.random_targets`); independent across lengths.
+  padded rows (:func:`accessibility_lib.models.text.random_targets`); independent across lengths.
 
 **Length conventions** (:data:`LENGTH_CONVENTIONS`) — how a target of "length n" is laid out:
 

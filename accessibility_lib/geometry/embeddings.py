@@ -4,7 +4,7 @@ Section 5.2 of the paper fits the support E of the last-layer embeddings from ab
 lengths ℓ = 4…4096 (Fig 9: ℓ ≈ 1000 suffices). This module draws those embeddings:
 
 * prompts are uniformly random non-special tokens (never a special, pad or padded row of ``W_U``) or
-  windows of natural text (:mod:`accessibility_lib.experiments.text`);
+  windows of natural text (:mod:`accessibility_lib.models.text`);
 * a batch holds ``token_budget // ℓ`` prompts of one length (no padding, memory bounded by the budget);
 * lengths past the model's context ``handle.n_ctx`` are refused (the replication code ran Pythia at
   4096 > 2048; see the book's appendix on conventions);
@@ -27,38 +27,18 @@ import torch
 from accessibility_lib.ground.checks import check_int
 from accessibility_lib.ground.progress import progress
 from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.models.decoding import model_device, model_dtype
+from accessibility_lib.models.handle import context_length
+from accessibility_lib.models.vocabulary import allowed_token_ids
 
-__all__ = ["context_length", "prompt_tokens", "sample_embeddings", "NAMESPACE"]
+__all__ = ["prompt_tokens", "sample_embeddings", "NAMESPACE"]
 
 NAMESPACE = "embeddings"
 _SALT = 0x5EED_4
 
 
-def context_length(handle) -> int:
-    """The model's context length in tokens (``handle.n_ctx`` or ``config.max_position_embeddings``).
-
-    Raises:
-        ValueError: if neither is available.
-    """
-    n = getattr(handle, "n_ctx", None)
-    if n is None:
-        n = getattr(getattr(getattr(handle, "model", None), "config", None), "max_position_embeddings", None)
-    if n is None:
-        raise ValueError("the handle has no n_ctx and its model config no max_position_embeddings")
-    return int(n)
-
-
 def _allowed_ids(handle) -> np.ndarray:
-    try:
-        from accessibility_lib.experiments.text import allowed_token_ids
-
-        return allowed_token_ids(handle.tokenizer, int(handle.d_vocab))
-    except ImportError:  # text.py not available: the same rule, here
-        tok = handle.tokenizer
-        size = min(len(tok), int(handle.d_vocab))
-        bad = set(int(i) for i in getattr(tok, "all_special_ids", []))
-        ids = np.arange(size, dtype=np.int64)
-        return ids[~np.isin(ids, np.fromiter(bad, dtype=np.int64, count=len(bad)))]
+    return allowed_token_ids(handle.tokenizer, int(handle.d_vocab))
 
 
 def prompt_tokens(
@@ -68,7 +48,7 @@ def prompt_tokens(
 
     Args:
         source: ``"random"`` (i.i.d. uniform over the non-special, non-padded ids) or ``"text"``
-            (windows of the held-out natural-text corpus of :mod:`accessibility_lib.experiments.text`).
+            (windows of the held-out natural-text corpus of :mod:`accessibility_lib.models.text`).
 
     Raises:
         ValueError: on an unknown source or bad integers.
@@ -82,7 +62,7 @@ def prompt_tokens(
         rng = np.random.default_rng([seed, length, chunk_index, _SALT])
         return torch.from_numpy(ids[rng.integers(0, ids.size, size=(count, length))])
     if source == "text":
-        from accessibility_lib.experiments.text import NaturalText
+        from accessibility_lib.models.text import NaturalText
 
         corpus = getattr(handle, "_accessibility_text", None)
         if corpus is None:
@@ -93,20 +73,6 @@ def prompt_tokens(
                 pass
         return corpus.targets(length, count, seed=seed + 1_000_003 * length, start_index=chunk_index * count)
     raise ValueError(f"source must be 'random' or 'text', got {source!r}")
-
-
-def _model_dtype(handle) -> torch.dtype:
-    try:
-        return next(handle.model.parameters()).dtype
-    except (AttributeError, StopIteration):
-        return torch.float32
-
-
-def _model_device(handle) -> torch.device:
-    try:
-        return next(handle.model.parameters()).device
-    except (AttributeError, StopIteration):
-        return torch.device("cpu")
 
 
 def sample_embeddings(
@@ -154,7 +120,7 @@ def sample_embeddings(
     too_long = [ell for ell in lengths if ell > n_ctx]
     if too_long:
         raise ValueError(f"lengths must not exceed the context length n_ctx = {n_ctx} tokens, got {too_long}")
-    dtype = _model_dtype(handle)
+    dtype = model_dtype(handle)
     if dtype not in (torch.float32, torch.bfloat16):
         raise ValueError(f"the model must run in fp32 or bf16 (fp16 overflows on several models), got {dtype}")
     if source not in ("random", "text"):
@@ -162,7 +128,7 @@ def sample_embeddings(
     key_model = model_key or getattr(handle, "name", None)
     if store is not None and not key_model:
         raise ValueError("a store needs a model key: pass model_key= (the handle has no .name)")
-    device = _model_device(handle)
+    device = model_device(handle)
     jobs = [(ell, c) for ell in lengths for c in range((n_prompts + store_chunk - 1) // store_chunk)]
     out: dict[int, list[np.ndarray]] = {ell: [] for ell in lengths}
     for ell, c in progress(jobs, desc=desc, total=len(jobs)):

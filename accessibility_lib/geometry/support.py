@@ -31,15 +31,14 @@ from accessibility_lib.geometry.embeddings import sample_embeddings
 from accessibility_lib.ground.checks import check_int
 from accessibility_lib.ground.paths import BOOK_DATA
 from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.models.fingerprint import weights_fingerprint
+from accessibility_lib.models.tiny import random_tiny_handle
 
 __all__ = [
     "load_available",
     "check_context",
-    "random_tiny_handle",
     "ModelSupport",
     "analyse_model",
-    "weights_fingerprint",
-    "html_table",
     "ARTIFACT_DIR",
     "write_artifact",
     "load_artifact",
@@ -53,47 +52,13 @@ class SupportArtifactMissingError(FileNotFoundError):
     """No support artifact for a model; the message gives the command that produces it."""
 
 
-def random_tiny_handle(seed: int = 0, *, d_model: int = 64, d_vocab: int = 512, n_layers: int = 2, n_ctx: int = 256):
-    """A random-weight GPT-NeoX (default d = 64, |V| = 512, 2 layers, 4 heads) wrapped as a model handle.
-
-    Stands in when no trained model is available, so the chapter always runs; its numbers describe an
-    untrained network, and the chapter says so. The sizes are arguments so benchmarks can build a wider
-    one (MLP width 4·d).
-    """
-    import transformers
-
-    from accessibility_lib.models.handle import wrap_model
-
-    cfg = transformers.GPTNeoXConfig(
-        vocab_size=d_vocab,
-        hidden_size=d_model,
-        num_hidden_layers=n_layers,
-        num_attention_heads=4,
-        intermediate_size=4 * d_model,
-        max_position_embeddings=n_ctx,
-    )
-    torch.manual_seed(seed)
-    model = transformers.GPTNeoXForCausalLM(cfg).eval()
-
-    class _Tok:
-        all_special_ids = [0]
-        pad_token_id = 0
-        pad_token = "<pad>"
-
-        def __len__(self):
-            return d_vocab
-
-    name = "random-tiny" if (d_model, d_vocab, n_layers) == (64, 512, 2) else f"random-neox-{d_model}"
-    return wrap_model(model, _Tok(), name=name, verify=False)
-
-
 def check_context(handle, name: str, lengths) -> None:
     """Raise ValueError unless every prompt length fits the model's context (before any work).
 
     Raises:
         ValueError: naming the model, its context n_ctx (tokens) and the lengths past it.
     """
-    from accessibility_lib.geometry.embeddings import context_length
+    from accessibility_lib.models.handle import context_length
 
     n_ctx = context_length(handle)
     too_long = sorted({int(ell) for ell in lengths if int(ell) > n_ctx})
@@ -122,7 +87,7 @@ def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float3
     Raises:
         ValueError: a model that loads but whose context is shorter than the longest of ``lengths``.
     """
-    from accessibility_lib.models.handle import load_model
+    from accessibility_lib.models.loading import load_model
 
     n_ctx = max([256, *(int(ell) for ell in lengths or [])])  # random-tiny holds every length asked for
     handles, notes = [], []
@@ -169,20 +134,6 @@ class ModelSupport:
     source: object = "computed"
 
 
-def weights_fingerprint(handle) -> str:
-    """A short hash of the unembedding and of a sample of every parameter: changes when the weights do."""
-    h = hashlib.sha256()
-    with torch.no_grad():
-        for p in [handle.W_U, *list(handle.model.parameters())]:
-            flat = p.detach().reshape(-1)
-            k = min(64, flat.numel())
-            idx = (torch.arange(k, dtype=torch.int64) * (flat.numel() - 1)) // max(k - 1, 1)  # exact integer spacing
-            idx = idx.to(flat.device)
-            h.update(str(tuple(p.shape)).encode())
-            h.update(flat[idx].float().cpu().numpy().tobytes())
-    return h.hexdigest()[:12]
-
-
 def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -224,7 +175,7 @@ def analyse_model(
     token_budget: int = 8192,
     store: ResultStore | None = None,
     seed: int = 0,
-    effective_eps: bool = True,
+    eps_eff: dict | None = None,
 ) -> ModelSupport:
     """Run the Section 5.2–5.3 measurement on one model (see the module docstring).
 
@@ -234,9 +185,10 @@ def analyse_model(
         cell_samples: points for the cell volumes, capped at ``cell_flops``/(2·d·|V|) (never below 1000).
         source: prompt tokens, "random" (uniform non-special ids) or "text".
         token_budget: tokens per forward batch. store: result store (embeddings and columns cached).
-        effective_eps: also measure the ε the model shows at natural prompts (chapter 7,
-            :func:`accessibility_lib.experiments.perturbation.model_effective_eps`, h space, 32 prompts of 4 tokens)
-            and add the ball and ellipsoid rows at that ε (:data:`accessibility_lib.geometry.table1.EXTRA_ROWS`).
+        eps_eff: the ε the model shows at natural prompts, measured by the caller
+            (:func:`accessibility_lib.runs.work.effective_eps_record`: ``{"eps", "ci", "what"}``, or
+            ``{"note"}`` when it could not be measured); with it the ball and ellipsoid rows at that ε are
+            added (:data:`accessibility_lib.geometry.table1.EXTRA_ROWS`).
 
     Raises:
         ValueError: on bad counts or lengths, or (from the steps) lengths past the context, degenerate
@@ -288,30 +240,12 @@ def analyse_model(
             store.put("table1", key, col.to_dict())
         columns[method] = col
     stats = _stats(geo)
-    if effective_eps:
-        key = {"model": key_name, "what": "effective eps", "space": "h", "n_prompts": 32, "m": 4, "seed": seed}
-        got = store.get("effective_eps", key) if store is not None else None
-        if got is None:
-            from accessibility_lib.experiments.perturbation import model_effective_eps
-
-            try:
-                eff = model_effective_eps(handle, space="h", n_prompts=32, m=4, seed=seed)
-            except ValueError as exc:  # e.g. an untrained stand-in without a real tokenizer: no natural prompts
-                eff = None
-                stats["eps_eff_note"] = f"effective ε not measured: {exc}"
-            if eff is not None:
-                got = {
-                    "eps": float(eff.eps),
-                    "ci": [float(c) for c in eff.ci],
-                    "what": f"2 × median L∞ distance from h to the nearest other next token, {eff.n_prompts} "
-                    f"natural prompts of 4 tokens ({eff.dtype})",
-                }
-                if store is not None:
-                    store.put("effective_eps", key, got)
-        if got is not None:
-            stats["eps_eff"], stats["eps_eff_ci"] = got["eps"], got["ci"]
-            for col in columns.values():
-                table1.add_effective_eps_rows(col, all_h, got["eps"], tuple(got["ci"]), got["what"])
+    if eps_eff is not None and "note" in eps_eff:
+        stats["eps_eff_note"] = eps_eff["note"]
+    elif eps_eff is not None:
+        stats["eps_eff"], stats["eps_eff_ci"] = eps_eff["eps"], eps_eff["ci"]
+        for col in columns.values():
+            table1.add_effective_eps_rows(col, all_h, eps_eff["eps"], tuple(eps_eff["ci"]), eps_eff["what"])
     return ModelSupport(name, geo.d, vocab, n_prompts, lengths, geo, stats, by_length, columns)
 
 
@@ -414,23 +348,3 @@ def load_artifact(name: str, folder=None) -> ModelSupport:
         cols,
         data.get("provenance", {}),
     )
-
-
-def html_table(rows: list[dict], index: str | None = None):
-    """An ``IPython.display.HTML`` table of ``rows`` (dicts with the same keys), first column ``index``."""
-    import html
-
-    from IPython.display import HTML
-
-    if not rows:
-        return HTML("<p>(no rows)</p>")
-    cols = list(rows[0])
-    if index in cols:
-        cols.remove(index)
-        cols.insert(0, index)
-    pad = 'style="padding: 0.25em 0.6em"'
-    head = "".join(f"<th {pad}>{html.escape(str(c))}</th>" for c in cols)
-    body = "".join(
-        "<tr>" + "".join(f"<td {pad}>{html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in rows
-    )
-    return HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")

@@ -38,6 +38,7 @@ from accessibility_lib.geometry import support_shape as geometry
 from accessibility_lib.geometry.regions import Box, enclosing_ellipsoid
 from accessibility_lib.ground.checks import check_int
 from accessibility_lib.theory import bounds, precision
+from accessibility_lib.theory.fp_grid import float16_grid_count
 
 __all__ = [
     "ROWS",
@@ -49,7 +50,6 @@ __all__ = [
     "Column",
     "replication_column",
     "corrected_column",
-    "float16_grid_count",
 ]
 
 ROWS = ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ellipsoid + variable ε")
@@ -178,34 +178,6 @@ def _sample_counts(region, n_samples: int, W_U, b_U, voronoi: bool, seed: int, c
     return counts
 
 
-def float16_grid_count(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Per coordinate, the number of float16 values v with lo_i ≤ v ≤ hi_i (exact, subnormals included).
-
-    float16 bit patterns ordered as signed magnitudes: for v ≥ 0 the pattern grows with v, so the count
-    of values in [a, b] is a difference of patterns; ranges that straddle 0 add both sides (±0 once).
-    """
-    big = 65504.0  # the largest finite float16: a range beyond it holds no further float16 value
-    lo = np.clip(np.asarray(lo, dtype=np.float64), -big, big)
-    hi = np.clip(np.asarray(hi, dtype=np.float64), -big, big)
-
-    def ordinal(v: np.ndarray) -> np.ndarray:  # monotone integer position of the float16 nearest below/at v
-        f = v.astype(np.float16)
-        f = np.where(f.astype(np.float64) > v, np.nextafter(f, np.float16(-np.inf)), f)  # round toward −inf
-        bits = f.view(np.uint16).astype(np.int64)
-        mag = bits & 0x7FFF
-        return np.where(bits & 0x8000, -mag, mag)
-
-    def ordinal_up(v: np.ndarray) -> np.ndarray:  # the float16 nearest above/at v
-        f = v.astype(np.float16)
-        f = np.where(f.astype(np.float64) < v, np.nextafter(f, np.float16(np.inf)), f)
-        bits = f.view(np.uint16).astype(np.int64)
-        mag = bits & 0x7FFF
-        return np.where(bits & 0x8000, -mag, mag)
-
-    with np.errstate(over="ignore"):  # np.where evaluates nextafter past ±65504 too; those branches are unused
-        return np.maximum(ordinal(hi) - ordinal_up(lo) + 1, 1)
-
-
 def add_effective_eps_rows(col: Column, h, eps_eff: float, ci: tuple[float, float], what: str) -> None:
     """Add the :data:`EXTRA_ROWS` to a column: ball (r = max L2) and its ellipsoid at a measured ε_eff.
 
@@ -214,7 +186,7 @@ def add_effective_eps_rows(col: Column, h, eps_eff: float, ci: tuple[float, floa
     Args:
         col: the column to extend. h: ``(N, d)`` the embeddings it was computed from.
         eps_eff: the effective ε (embedding units), e.g. from
-            :func:`accessibility_lib.experiments.perturbation.model_effective_eps`. ci: its interval. what: how it was measured.
+            :func:`accessibility_lib.experiments.effective_eps.model_effective_eps`. ci: its interval. what: how it was measured.
     """
     if col.method != "corrected":
         for name in EXTRA_ROWS:

@@ -42,7 +42,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from accessibility_lib.models.handle import cache_dir
+from accessibility_lib.models.loading import cache_dir
 
 __all__ = ["SOURCES", "FetchError", "fetch", "convert_gguf", "check_greedy", "main"]
 

@@ -1,6 +1,6 @@
 """Cramming units: one n50 measurement each, the plans that list them, and the one function that runs a unit.
 
-A :class:`Unit` is one n50 measurement for one model: a target kind and length convention, a prompt
+A :class:`CrammingUnit` is one n50 measurement for one model: a target kind and length convention, a prompt
 length m, an instrument (:mod:`accessibility_lib.experiments.instruments`), a step budget, a dtype and a search
 design. :func:`run_cramming_unit` runs it into the result store, and it is the only code that does:
 chapter 3's own run, the sweeps (serial or Ray) and ``scripts/real_model_cramming.py`` all call it,
@@ -15,16 +15,20 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from accessibility_lib.experiments.instruments import check_budget, get_instrument
 
 __all__ = [
-    "Unit",
+    "CrammingUnit",
     "PLANS",
     "BASE_STEPS",
     "DEFAULT_PER_M",
-    "plan_units",
+    "cramming_plan",
     "unit_settings",
     "run_cramming_unit",
+    "run_cramming_series",
+    "predict_for",
 ]
 
 #: the step budget of the units that make the slopes; the budget curve adds 2× and 4×
@@ -34,13 +38,13 @@ DEFAULT_PER_M = {"natural": 12.0, "random_words": 8.0, "random_tokens": 4.0}
 
 
 @dataclass(frozen=True)
-class Unit:
+class CrammingUnit:
     """One n50 measurement.
 
     Attributes:
         kind: target kind (:data:`accessibility_lib.experiments.targets.TARGET_KINDS`).
         m: prompt length (soft vectors).
-        convention: length convention (:data:`accessibility_lib.experiments.targets.LENGTH_CONVENTIONS`).
+        length_convention: length convention (:data:`accessibility_lib.experiments.targets.LENGTH_CONVENTIONS`).
         max_steps: optimiser updates per (target, length) at most (the budget).
         patience: stop a target after this many updates without progress; None: no patience (then a
             run with a smaller budget is exactly the first steps of this one).
@@ -54,7 +58,7 @@ class Unit:
 
     kind: str
     m: int
-    convention: str = "replication"
+    length_convention: str = "replication"
     max_steps: int = BASE_STEPS
     patience: int | None = 100
     corpus: str = "austen"
@@ -76,7 +80,7 @@ class Unit:
     def uid(self) -> str:
         """``kind/convention/m/steps/instrument/dtype`` (+ ``/t<n_targets>`` when not 10)."""
         tail = "" if self.n_targets == 10 else f"/t{self.n_targets}"
-        return f"{self.kind}/{self.convention}/m{self.m}/steps{self.max_steps}/{self.instrument}/{self.dtype}{tail}"
+        return f"{self.kind}/{self.length_convention}/m{self.m}/steps{self.max_steps}/{self.instrument}/{self.dtype}{tail}"
 
     @property
     def budget_label(self) -> str:
@@ -88,41 +92,41 @@ class Unit:
         return asdict(self)
 
 
-def unit_settings(unit: Unit) -> dict:
+def unit_settings(unit: CrammingUnit) -> dict:
     """The cramming settings of a unit: what is passed to ``cram`` and is part of every store key."""
     max_steps, patience = check_budget(unit.max_steps, unit.patience)
     return {**get_instrument(unit.instrument).optimiser(), "max_steps": max_steps, "patience": patience}
 
 
-def _table1_smollm2() -> list[Unit]:
+def _table1_smollm2() -> list[CrammingUnit]:
     """SmolLM2-135M in float32, no patience (so the budget curve nests), in the order the units run."""
     base = dict(patience=None)
     return [
-        Unit("natural", 1, **base),
-        Unit("random_words", 1, **base),
-        Unit("natural", 2, **base),
-        Unit("random_words", 2, **base),
-        Unit("natural", 3, **base),
-        Unit("random_words", 3, **base),
-        Unit("random_tokens", 1, **base),
-        Unit("natural", 1, instrument="lr3e-2", **base),
-        Unit("natural", 1, instrument="lr1e-1", **base),
-        Unit("natural", 1, instrument="progressive", **base),
-        Unit("natural", 4, **base),
-        Unit("random_words", 4, **base),
-        Unit("natural", 1, max_steps=600, **base),
-        Unit("natural", 1, max_steps=1200, **base),
-        Unit("natural", 1, n_targets=20, **base),
-        Unit("random_words", 1, n_targets=20, **base),
-        Unit("natural", 2, n_targets=20, **base),
-        Unit("random_words", 2, n_targets=20, **base),
+        CrammingUnit("natural", 1, **base),
+        CrammingUnit("random_words", 1, **base),
+        CrammingUnit("natural", 2, **base),
+        CrammingUnit("random_words", 2, **base),
+        CrammingUnit("natural", 3, **base),
+        CrammingUnit("random_words", 3, **base),
+        CrammingUnit("random_tokens", 1, **base),
+        CrammingUnit("natural", 1, instrument="lr3e-2", **base),
+        CrammingUnit("natural", 1, instrument="lr1e-1", **base),
+        CrammingUnit("natural", 1, instrument="progressive", **base),
+        CrammingUnit("natural", 4, **base),
+        CrammingUnit("random_words", 4, **base),
+        CrammingUnit("natural", 1, max_steps=600, **base),
+        CrammingUnit("natural", 1, max_steps=1200, **base),
+        CrammingUnit("natural", 1, n_targets=20, **base),
+        CrammingUnit("random_words", 1, n_targets=20, **base),
+        CrammingUnit("natural", 2, n_targets=20, **base),
+        CrammingUnit("random_words", 2, n_targets=20, **base),
     ]
 
 
-def _instruments_nano() -> list[Unit]:
+def _instruments_nano() -> list[CrammingUnit]:
     """The instrument comparison on nano (held-out KJV natural text and random words, m = 1, 2)."""
     return [
-        Unit(kind, m, patience=None, corpus="heldout", instrument=inst)
+        CrammingUnit(kind, m, patience=None, corpus="heldout", instrument=inst)
         for kind in ("natural", "random_words")
         for m in (1, 2)
         for inst in ("paper", "lr3e-2", "lr1e-1", "progressive")
@@ -130,9 +134,9 @@ def _instruments_nano() -> list[Unit]:
     ]
 
 
-def _architectures_plan() -> list[Unit]:
+def _architectures_plan() -> list[CrammingUnit]:
     return [
-        Unit(kind, m, max_steps=300, patience=100, corpus="heldout", n_targets=10, design="bisect")
+        CrammingUnit(kind, m, max_steps=300, patience=100, corpus="heldout", n_targets=10, design="bisect")
         for kind in ("natural", "random_words")
         for m in (1, 2, 4)
     ]
@@ -144,15 +148,15 @@ PLANS = {
     ("smollm2-135m", "table1"): _table1_smollm2,
     # Gemma-3-270M (float32) at m = 1, 2 beside the authors' n50 (17.07 natural, 10.00 random words at m = 1)
     ("gemma-3-270m", "table1"): lambda: [
-        Unit(kind, m, design="bisect" if m == 1 else "sequential")
+        CrammingUnit(kind, m, design="bisect" if m == 1 else "sequential")
         for m in (1, 2)
         for kind in ("natural", "random_words")
     ],
     ("nano", "instruments"): _instruments_nano,
     # a quick plan for tests and demonstrations on the shipped model
     ("nano", "smoke"): lambda: [
-        Unit("natural", 1, max_steps=40, patience=20, corpus="heldout", n_targets=4),
-        Unit("random_words", 1, max_steps=40, patience=20, n_targets=4),
+        CrammingUnit("natural", 1, max_steps=40, patience=20, corpus="heldout", n_targets=4),
+        CrammingUnit("random_words", 1, max_steps=40, patience=20, n_targets=4),
     ],
     # chapter 7: the transformer nano and the state-space model nano-mamba under identical units
     ("nano", "architectures"): _architectures_plan,
@@ -160,7 +164,7 @@ PLANS = {
 }
 
 
-def plan_units(model: str, plan: str) -> list[Unit]:
+def cramming_plan(model: str, plan: str) -> list[CrammingUnit]:
     """The units of a named plan for a model.
 
     Raises:
@@ -172,6 +176,55 @@ def plan_units(model: str, plan: str) -> list[Unit]:
     return PLANS[(model, plan)]()
 
 
+def predict_for(unit: CrammingUnit, finished: list[tuple[CrammingUnit, float]]) -> float:
+    """Where a unit's search starts, from the n50s already found for the same model (tokens).
+
+    The same m at another budget (or target count) first — n50 grows by about half per doubling of the
+    steps (chapter 3's budget curve) — else the line in m through the same kind, instrument, budget and
+    dtype (:func:`accessibility_lib.experiments.n50_sequential.predict_n50`), else the same m with another
+    instrument, else :data:`DEFAULT_PER_M` [kind]·m.
+
+    Args:
+        unit: the unit about to run.
+        finished: (unit, n50) of finished units; non-finite n50s are ignored.
+    """
+    from accessibility_lib.experiments.n50_sequential import predict_n50
+
+    ok = [(u, n) for u, n in finished if n is not None and math.isfinite(n)]
+    same = [(u, n) for u, n in ok if u.kind == unit.kind and u.dtype == unit.dtype and u.instrument == unit.instrument]
+    at_m = [(u, n) for u, n in same if u.m == unit.m]
+    if at_m:
+        u, n = min(at_m, key=lambda p: abs(math.log(p[0].max_steps / unit.max_steps)))
+        return max(2.0, n * (1 + 0.5 * math.log2(unit.max_steps / u.max_steps)))
+    line = {u.m: n for u, n in same if u.max_steps == unit.max_steps}
+    if line:
+        return predict_n50(unit.m, line, DEFAULT_PER_M[unit.kind])
+    other = [n for u, n in ok if u.kind == unit.kind and u.m == unit.m and u.max_steps == unit.max_steps]
+    return max(2.0, other[0]) if other else DEFAULT_PER_M[unit.kind] * unit.m
+
+
+def run_cramming_series(handle, units: list[CrammingUnit], store, *, model_name: str, show_progress=False):
+    """Run units one after another (in m order), each search starting from the n50s found before it.
+
+    The chapters, the sweeps and the scripts run their cramming units through this function (or
+    :func:`run_cramming_unit` with :func:`predict_for`), so the same units give the same searches and the
+    same store entries.
+
+    Returns:
+        uid -> the result of :func:`run_cramming_unit`.
+    """
+    done: list[tuple[CrammingUnit, float]] = []
+    out = {}
+    for unit in sorted(units, key=lambda u: (u.kind, u.max_steps, u.m)):
+        res = run_cramming_unit(
+            handle, unit, store, model_name=model_name, n_pred=predict_for(unit, done), show_progress=show_progress
+        )
+        n50 = float(res.n50) if hasattr(res, "n50") else float(np.median(res.horizons))
+        done.append((unit, n50))
+        out[unit.uid] = res
+    return out
+
+
 def progressive_cap(n_pred: float, n_max: int) -> int:
     """The longest prefix a progressive unit grows to: 3× the predicted n50, within the context."""
     return int(min(n_max, max(8, math.ceil(3 * n_pred))))
@@ -179,7 +232,7 @@ def progressive_cap(n_pred: float, n_max: int) -> int:
 
 def run_cramming_unit(
     handle,
-    unit: Unit,
+    unit: CrammingUnit,
     store,
     *,
     model_name: str,
@@ -191,7 +244,7 @@ def run_cramming_unit(
 
     Args:
         handle: the model handle, already in ``unit.dtype``.
-        unit: the :class:`Unit`.
+        unit: the :class:`CrammingUnit`.
         store: a :class:`~accessibility_lib.ground.results.ResultStore` (or None: nothing cached).
         model_name: the model's name in the store keys.
         n_pred: predicted n50 (tokens) where a sequential search starts (default
@@ -200,30 +253,30 @@ def run_cramming_unit(
         show_progress: a progress bar over crammed targets.
 
     Returns:
-        For a fixed-length instrument, the :class:`~accessibility_lib.experiments.n50.N50Search`; for a progressive
+        For a fixed-length instrument, the :class:`~accessibility_lib.experiments.n50_result.N50Search`; for a progressive
         one, the :class:`~accessibility_lib.experiments.progressive.ProgressiveResult`.
 
     Raises:
         ValueError: a handle whose dtype is not the unit's, or bad unit settings.
     """
-    from accessibility_lib.experiments.cramming import context_length
-    from accessibility_lib.models.decoding import model_dtype
     from accessibility_lib.experiments.n50 import find_n50
     from accessibility_lib.experiments.progressive import progressive_cram
-    from accessibility_lib.geometry.support import weights_fingerprint
     from accessibility_lib.experiments.targets import target_source
+    from accessibility_lib.models.decoding import model_dtype
+    from accessibility_lib.models.fingerprint import weights_fingerprint
+    from accessibility_lib.models.handle import context_length
 
     dtype = str(model_dtype(handle)).replace("torch.", "")
     if dtype != unit.dtype:
         raise ValueError(f"unit {unit.uid} runs in {unit.dtype}; the model handle is in {dtype}")
     inst = get_instrument(unit.instrument)
-    source = target_source(handle, unit.kind, unit.convention, seed=unit.seed, corpus=unit.corpus)
+    source = target_source(handle, unit.kind, unit.length_convention, seed=unit.seed, corpus=unit.corpus)
     n_pred = DEFAULT_PER_M[unit.kind] * unit.m if n_pred is None else n_pred
     settings = unit_settings(unit)
     if inst.protocol == "progressive":
         if unit.kind != "natural":
             raise ValueError("progressive cramming needs prefix-consistent targets: kind 'natural' only")
-        ctx = context_length(handle) or 4096
+        ctx = context_length(handle)
         n_max = ctx - unit.m - len(source.prefix_ids or []) + 1
         key_base = {
             "model": model_name,

@@ -185,7 +185,7 @@ def stage_site(runs: Path, stage: Path, root: Path = ROOT, chapters: list[str] |
     (stage / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
 
     records = []
-    for stem in chapters if chapters is not None else toc_chapters():
+    for stem in chapters if chapters is not None else toc_chapters(root):
         executed = runs / f"{stem}.ipynb"
         md, ipynb = stage / "book" / f"{stem}.md", stage / "book" / f"{stem}.ipynb"
         if executed.exists():

@@ -29,7 +29,6 @@ from pathlib import Path
 from accessibility_lib.ground.paths import REPO_ROOT as ROOT
 from accessibility_lib.runs.registry import chapters as registry_chapters
 
-
 #: kinds of failure named in the summary and on the status page
 FAILURE_KINDS = ("raised", "kernel died", "timed out", "error")
 
@@ -204,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     book = Path(args.book).resolve() if args.book else ROOT / "book"
-    available = toc_chapters() if args.book is None else sorted(p.stem for p in book.glob("*.ipynb"))
+    # a book folder beside a _toc.yml: its chapters from the registry; a bare folder: every notebook in it
+    toc_root = book.parent
+    available = toc_chapters(toc_root) if (toc_root / "_toc.yml").exists() else sorted(p.stem for p in book.glob("*.ipynb"))
     chapters = args.chapters or available
     unknown = [c for c in chapters if not (book / f"{c}.ipynb").exists()]
     if unknown:

@@ -2,14 +2,14 @@
 
 A *unit* is the smallest piece of a chapter's sweep that depends on nothing else:
 
-- **cramming** (chapter 3): one n50 search (:func:`accessibility_lib.experiments.n50.find_n50`) per model × target
-  kind × prompt length m;
+- **cramming** (chapter 3): the n50 searches of one model and target kind, every m in order
+  (:func:`accessibility_lib.runs.cramming_units.run_cramming_series`);
 - **support** (chapter 5): one analysis (:func:`accessibility_lib.geometry.support.analyse_model`) per model;
 - **copying** (chapter 6): one fine-tuning and its evaluation
   (:func:`accessibility_lib.experiments.copying_model.train_copying`, ``evaluate_run``) per base × width × longest
   training length.
 
-:func:`plan_units` lists a preset's units from the chapters' own parameters
+:func:`plan_work` lists a preset's units from the chapters' own parameters
 (:func:`accessibility_lib.runs.presets.resolve`, the same typed check the chapters run), :func:`run_unit` runs
 one with exactly the arguments its chapter uses, so every per-target, per-chunk and per-run entry it
 writes is the entry the chapter looks up, and :func:`run` runs a list of them
@@ -20,7 +20,7 @@ writes is the entry the chapter looks up, and :func:`run` runs a list of them
 
 The result store is the only place results land: every unit writes its fine-grained entries as it goes
 (the store writes atomically: a temporary file in the same folder, then ``os.replace``) and, last, one
-record under namespace ``sweep_units`` keyed by the unit (:meth:`Unit.key`). A unit with a record is done
+record under namespace ``sweep_units`` keyed by the unit (:meth:`WorkUnit.key`). A unit with a record is done
 and is skipped by the next run; a unit killed midway resumes from its finished entries; two workers
 that finish the same unit write the same entries (every unit is deterministic in its seed), the last
 ``os.replace`` wins, and no reader ever sees half a file. Chapters then execute from the store
@@ -55,449 +55,36 @@ import secrets
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.runs.sweep_checks import check_address, check_models
+from accessibility_lib.runs.sweep_units import _WORK, CHAPTERS, NAMESPACE, SweepError, WorkUnit, _one_thread, plan_work
 
 __all__ = [
-    "CHAPTERS",
-    "NAMESPACE",
-    "Unit",
-    "SweepError",
-    "plan_units",
-    "check_models",
-    "check_address",
     "run_unit",
     "run",
     "Report",
-    "cramming_search",
-    "copying_settings",
     "main",
 ]
 
-#: Chapters with sweep units, in the order the units are listed.
-CHAPTERS = ("cramming", "support", "copying")
-#: Result-store namespace of the per-unit records.
-NAMESPACE = "sweep_units"
-_FORMAT = 1  # bump when a unit's work changes
 _TOKEN = ".store_token"
 
 
-class SweepError(ValueError):
-    """Bad input to a sweep (found before any unit starts) or a store that a worker cannot see."""
-
-
-@dataclass
-class Unit:
-    """One independent piece of work.
-
-    Attributes:
-        chapter: ``"cramming"``, ``"support"`` or ``"copying"``.
-        spec: every value that determines the unit's result (JSON-able): the chapter's parameters it
-            uses and the unit's coordinates (model, kind, m; model; base, width, training length).
-        label: a short readable name.
-        model: the model the unit loads (for the availability check), or None (a scratch model).
-        device: where it runs (the chapter's ``device`` parameter; not part of the key).
-    """
-
-    chapter: str
-    spec: dict
-    label: str
-    model: str | None = None
-    device: str = "cpu"
-
-    def key(self) -> dict:
-        """The unit's key in namespace :data:`NAMESPACE` (the device is not part of it)."""
-        return {"chapter": self.chapter, "spec": self.spec, "format": _FORMAT}
-
-    def to_dict(self) -> dict:
-        return {
-            "chapter": self.chapter,
-            "spec": self.spec,
-            "label": self.label,
-            "model": self.model,
-            "device": self.device,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Unit:
-        return cls(data["chapter"], data["spec"], data["label"], data.get("model"), data.get("device", "cpu"))
-
-
-# ------------------------------------------------------------------------------------------ unit lists
-def copying_settings(params: dict) -> list[tuple[str, str, int | None, int]]:
-    """The runs of chapter 6 for its parameters: ``(label, base, width or None, train_max_len)``.
-
-    As the chapter lists them: one scratch model per width (when ``"scratch"`` is a base), one run per
-    pretrained base, all at the first training length; then the first model again at each further length.
-    """
-    models = [(f"scratch, d_model = {w}", "scratch", w) for w in params["widths"] if "scratch" in params["bases"]]
-    models += [(b.split("/")[-1], b, None) for b in params["bases"] if b != "scratch"]
-    if not models:
-        return []
-    first = params["train_max_lens"][0]
-    settings = [(label, base, w, first) for label, base, w in models]
-    settings += [(models[0][0], models[0][1], models[0][2], n) for n in params["train_max_lens"][1:]]
-    return settings
-
-
-def _copying_config(params: dict, base: str, width: int | None, max_len: int):
-    """The chapter's ``make_config``: the :class:`~accessibility_lib.experiments.copying_model.TrainConfig` of one run."""
-    from accessibility_lib.experiments.copying_model import TrainConfig
-
-    common = {
-        k: params[k]
-        for k in (
-            "alphabet_size",
-            "context",
-            "train_min_len",
-            "batch_size",
-            "lr",
-            "warmup_steps",
-            "max_steps",
-            "check_every",
-            "seed",
-        )
-    }
-    if base == "scratch":
-        return TrainConfig(
-            base=base,
-            d_model=width,
-            n_layers=params["n_layers"],
-            n_heads=width // params["head_dim"],
-            train_max_len=max_len,
-            **common,
-        )
-    return TrainConfig(base=base, train_max_len=max_len, **common)
-
-
-_SPEC_KEYS = {
-    "cramming": ("model_name", "dtype", "convention", "corpus", "n_targets", "max_steps", "patience", "lr", "seed"),
-    "support": ("n_prompts", "lengths", "cell_samples", "cell_flops", "source", "token_budget"),
-    "copying": ("eval_lengths", "n_strings", "seed"),
-}
-
-
-def plan_units(
-    preset: str,
-    chapters: Iterable[str] = CHAPTERS,
-    overrides: dict[str, Any] | None = None,
-    *,
-    device: str | None = None,
-    check_machine: bool = True,
-) -> list[Unit]:
-    """The units of ``chapters`` under ``preset``, with ``overrides`` applied where a chapter has that parameter.
-
-    Args:
-        preset: a preset name (:data:`accessibility_lib.runs.presets.PRESET_NAMES`).
-        chapters: some of :data:`CHAPTERS`.
-        overrides: parameter -> value, applied to every listed chapter that declares the parameter
-            (as ``scripts/rerun.py -p``); ``"chapter.name"`` applies to that chapter only.
-        device: the device override (``"cpu"``, ``"cuda"``, ``"cuda:N"``), checked against this machine.
-        check_machine: check the device (set False to list units for another machine).
-
-    Raises:
-        SweepError: an unknown chapter or an override no listed chapter has.
-        ParameterError (a ValueError): a wrong value, preset or device (from :func:`presets.resolve`).
-    """
-    from accessibility_lib.runs import presets
-
-    chapters = list(chapters)
-    bad = [c for c in chapters if c not in CHAPTERS]
-    if bad or not chapters:
-        raise SweepError(f"chapters must be some of {list(CHAPTERS)}, got {chapters}")
-    overrides = dict(overrides or {})
-    used: set[str] = set()
-    units: list[Unit] = []
-    for chapter in chapters:
-        declared = presets.PARAMETERS[chapter]
-        mine = {}
-        for name, value in overrides.items():
-            target, _, pname = name.rpartition(".")
-            if (target in ("", chapter)) and pname in declared:
-                mine[pname] = value
-                used.add(name)
-        if device is not None and "device" in declared:
-            mine["device"] = device
-        p = presets.resolve(chapter, preset, check_machine=check_machine, **mine)
-        spec = {k: p[k] for k in _SPEC_KEYS[chapter]}
-        dev = p["device"]
-        if chapter == "cramming":
-            for kind in p["kinds"]:
-                for m in p["ms"]:
-                    units.append(
-                        Unit(
-                            chapter,
-                            {**spec, "kind": kind, "m": m},
-                            f"cramming {p['model_name']} {kind} m={m}",
-                            p["model_name"],
-                            dev,
-                        )
-                    )
-        elif chapter == "support":
-            for name in p["models"]:
-                units.append(Unit(chapter, {**spec, "model": name}, f"support {name}", name, dev))
-        else:
-            for label, base, width, max_len in copying_settings(p):
-                cfg = _copying_config(p, base, width, max_len)
-                units.append(
-                    Unit(
-                        chapter,
-                        {**spec, "config": cfg.key()},
-                        f"copying {label}, n <= {max_len}",
-                        None if base in ("scratch", "nano-shape") else base,
-                        dev,
-                    )
-                )
-    unused = sorted(set(overrides) - used)
-    if unused:
-        raise SweepError(f"override(s) {unused} are parameters of none of the chapters {chapters}")
-    return units
-
-
-# ------------------------------------------------------------------------------------------ input checks
-def _model_problem(name: str) -> str | None:
-    """Why ``name`` cannot be loaded here (None when it can), without loading any weights."""
-    from accessibility_lib.models import handle as models, standins
-
-    if name in ("random-tiny", "tiny", "scratch", "nano-shape"):
-        return None
-    if standins.is_standin(name):
-        try:
-            standins.architecture(name)
-        except ValueError as exc:
-            return str(exc)
-        return None
-    try:
-        where, local = models._resolve(name)
-    except models.ModelNotAvailableError as exc:
-        return " ".join(str(exc).split())
-    if local:
-        weights = sorted(Path(where).glob("*.safetensors"))
-        if not weights:
-            return f"folder {where} holds no *.safetensors weights (only safetensors are loaded)"
-        try:
-            for w in weights:
-                models.check_safetensors(w)
-        except models.CorruptWeightsError as exc:
-            return str(exc)
-        return None
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = isinstance(try_to_load_from_cache(where, "config.json"), str)
-    except Exception:  # an odd id, a broken cache: treat as not cached
-        cached = False
-    if cached:
-        return None
-    if models._hub_offline() or not models._hub_reachable():
-        return (
-            f"{where!r} is not in the Hugging Face cache and the hub is unreachable or offline (HF_HUB_OFFLINE); "
-            "copy the model into a folder and pass the folder, or use its stand-in 'standin:" + where + "'"
-        )
-    return None
-
-
-def check_models(
-    units: list[Unit], *, skip_unavailable: bool = False, log: Callable[[str], None] = print
-) -> list[Unit]:
-    """The units whose model can be loaded here; raise on any other unless ``skip_unavailable``.
-
-    Raises:
-        SweepError: a unit's model cannot be loaded (the message names each model and why).
-    """
-    problems = {}
-    for name in dict.fromkeys(u.model for u in units if u.model is not None):
-        why = _model_problem(name)
-        if why is not None:
-            problems[name] = why
-    if problems and not skip_unavailable:
-        lines = "\n".join(f"  {k}: {v}" for k, v in problems.items())
-        raise SweepError(
-            f"{len(problems)} model(s) cannot be loaded here (no unit was started):\n{lines}\n"
-            "Fix them, or pass --skip-unavailable to run the other units."
-        )
-    for name, why in problems.items():
-        log(f"skipped the units of {name}: {why}")
-    return [u for u in units if u.model not in problems]
-
-
-def check_address(address: str, timeout: float = 5.0, probe_timeout: float | None = None) -> None:
-    """Raise :class:`SweepError` unless a Ray cluster answers at ``address``.
-
-    First a TCP connection (``timeout`` seconds): a refused or silent address fails at once. Then, when
-    ``probe_timeout`` is given, a Ray driver connects from a child process that is stopped after
-    ``probe_timeout`` seconds: an address that accepts TCP but is no Ray cluster (another service, a proxy)
-    makes ``ray.init`` retry for many minutes, and this turns that into a clear error. ``"auto"`` and
-    ``"local"`` (this machine's running instance) skip the TCP step.
-    """
-    if address not in ("auto", "local"):
-        rest = address.split("://", 1)[1] if "://" in address else address
-        host, sep, port = rest.rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise SweepError(f"address must be HOST:PORT (e.g. 10.0.0.5:6379) or ray://HOST:PORT, got {address!r}")
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-                pass
-        except OSError as exc:
-            why = (
-                f"timed out after {timeout:g} s"
-                if isinstance(exc, TimeoutError)
-                else exc.strerror or type(exc).__name__
-            )
-            raise SweepError(
-                f"the Ray address {address!r} cannot be reached (TCP connection to {host}:{port} failed: {why}); "
-                "start the cluster there (`ray start --head`), or leave --address out for a local Ray"
-            ) from None
-    if probe_timeout is None:
-        return
-    import subprocess
-
-    code = "import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); ray.shutdown(); print('ok')"
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", code, address], capture_output=True, text=True, timeout=probe_timeout
-        )
-    except subprocess.TimeoutExpired:
-        raise SweepError(
-            f"no Ray cluster answered at {address!r} within {probe_timeout:g} s (something accepts TCP there, but "
-            "a Ray driver could not connect); check the address (`ray status` on the head node prints it), or "
-            "leave --address out for a local Ray"
-        ) from None
-    if proc.returncode != 0 or "ok" not in proc.stdout:
-        last = [line for line in proc.stderr.splitlines() if line.strip()][-1:] or ["(no message)"]
-        raise SweepError(f"could not connect to a Ray cluster at {address!r}: {last[0][:300]}")
-
-
-# ------------------------------------------------------------------------------------------ the work
-def cramming_search(handle, source, m: int, params: dict, store):
-    """Chapter 3's n50 search for one target source and m, with the chapter's settings.
-
-    The chapter calls :func:`accessibility_lib.experiments.n50.find_n50` with these arguments (n_start 2m or the
-    source's shortest length, AdamW betas (0.9, 0.9) and weight decay 0.01, as the authors' code);
-    the store keys of its outcomes are therefore the ones the chapter looks up.
-    """
-    from accessibility_lib.experiments.n50 import find_n50
-
-    return find_n50(
-        handle,
-        source,
-        m,
-        params["n_targets"],
-        store=store,
-        model_name=params["model_name"],
-        n_start=max(source.min_length, 2 * m),
-        seed=params["seed"],
-        max_steps=params["max_steps"],
-        patience=params["patience"],
-        lr=params["lr"],
-        betas=(0.9, 0.9),
-        weight_decay=0.01,
-    )
-
-
-@contextlib.contextmanager
-def _one_thread(device: str):
-    """One torch thread on CPU (as the chapters run; the same arithmetic whatever the worker), restored after."""
-    import torch
-
-    before = torch.get_num_threads()
-    if str(device).startswith("cpu"):
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def _fit_summary(fit) -> dict:
-    return {"ok": bool(fit.ok), "n50": float(fit.n50), "ci": [float(c) for c in fit.ci], "describe": fit.describe()}
-
-
-def _cramming(spec: dict, store: ResultStore, device: str) -> dict:
-    import torch
-
-    from accessibility_lib.models.handle import load_model
-    from accessibility_lib.experiments.targets import target_source
-
-    handle = load_model(spec["model_name"], device=device, dtype=getattr(torch, spec["dtype"]))
-    source = target_source(handle, spec["kind"], spec["convention"], seed=spec["seed"], corpus=spec["corpus"])
-    r = cramming_search(handle, source, spec["m"], spec, store)
-    return {
-        "n50": float(r.n50),
-        "fit": _fit_summary(r.fit),
-        "bracketed": bool(r.bracketed),
-        "lengths": r.lengths.tolist(),
-        "rates": r.rates.tolist(),
-        "trials": r.trials.tolist(),
-        "outcomes": len(r.outcomes),
-        "crammed": int(r.runs),
-        "found": int(r.cached),
-    }
-
-
-def _support(spec: dict, store: ResultStore, device: str) -> dict:
-    from accessibility_lib.geometry import support
-
-    loaded, notes = support.load_available([spec["model"]], device, fallback=False, lengths=spec["lengths"])
-    if not loaded:  # checked before the sweep started; the model went away since
-        raise SweepError(notes[0] if notes else f"{spec['model']}: not available")
-    (name, handle), *_ = loaded
-    res = support.analyse_model(
-        handle,
-        name,
-        n_prompts=spec["n_prompts"],
-        lengths=spec["lengths"],
-        cell_samples=spec["cell_samples"],
-        cell_flops=spec["cell_flops"],
-        source=spec["source"],
-        token_budget=spec["token_budget"],
-        store=store,
-    )
-    return {
-        "d": res.d,
-        "vocab": res.vocab_size,
-        "stats": res.stats,
-        "C": {m: {row: c.rows[row].C for row in c.rows} for m, c in res.columns.items()},
-    }
-
-
-def _copying(spec: dict, store: ResultStore, device: str) -> dict:
-    from accessibility_lib.experiments import copying_model
-
-    conf = {k: v for k, v in spec["config"].items() if k != "format"}
-    cfg = copying_model.TrainConfig(**conf)
-    model, info = copying_model.train_copying(cfg, store=store, device=device)
-    res = copying_model.evaluate_run(
-        cfg, model, spec["eval_lengths"], n_strings=spec["n_strings"], seed=spec["seed"], store=store
-    )
-    return {
-        "steps": int(info["steps"]),
-        "reached": bool(info["reached"]),
-        "cached": bool(info["cached"]),
-        "length": [int(x) for x in res["length"]],
-        "exact_rate": [float(x) for x in res["exact_rate"]],
-    }
-
-
-_WORK = {"cramming": _cramming, "support": _support, "copying": _copying}
-
-
-def _running_path(store: ResultStore, unit: Unit) -> Path:
+def _running_path(store: ResultStore, unit: WorkUnit) -> Path:
     return store._path(NAMESPACE, unit.key()).with_suffix(".running")
 
 
-def run_unit(unit: Unit | dict, root: str | os.PathLike, device: str | None = None, token: str | None = None) -> dict:
+def run_unit(unit: WorkUnit | dict, root: str | os.PathLike, device: str | None = None, token: str | None = None) -> dict:
     """Run one unit into the store at ``root`` (skipped when its record is there); return its record.
 
     While it runs, ``<record>.running`` beside the record names the process (host, pid, start time); it
     is removed when the unit ends (it stays behind a killed process and is overwritten by the next run).
 
     Args:
-        unit: a :class:`Unit` (or its :meth:`Unit.to_dict`).
+        unit: a :class:`WorkUnit` (or its :meth:`WorkUnit.to_dict`).
         root: the store's folder.
         device: where to run (``"cpu"``, ``"cuda"``, ``"cuda:N"``); default the unit's own.
         token: the driver's store token; when given, the store must hold it (a worker that does not see
@@ -506,7 +93,7 @@ def run_unit(unit: Unit | dict, root: str | os.PathLike, device: str | None = No
     Returns:
         The unit's record: ``{"result": ..., "seconds", "host", "pid", "device", "label"}``.
     """
-    unit = Unit.from_dict(unit) if isinstance(unit, dict) else unit
+    unit = WorkUnit.from_dict(unit) if isinstance(unit, dict) else unit
     device = unit.device if device is None else device
     store = ResultStore(root)
     if token is not None:
@@ -559,9 +146,9 @@ def _remote_unit(unit: dict, root: str, token: str) -> dict:
 class Report:
     """What :func:`run` did: units found done, run now, and failed (with their errors)."""
 
-    done_before: list[Unit] = field(default_factory=list)
-    ran: list[Unit] = field(default_factory=list)
-    failed: list[tuple[Unit, str]] = field(default_factory=list)
+    done_before: list[WorkUnit] = field(default_factory=list)
+    ran: list[WorkUnit] = field(default_factory=list)
+    failed: list[tuple[WorkUnit, str]] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -575,7 +162,7 @@ def _describe(record: dict) -> str:
 
 
 def run(
-    units: list[Unit],
+    units: list[WorkUnit],
     root: str | os.PathLike,
     *,
     ray: bool = False,
@@ -587,10 +174,10 @@ def run(
     """Run every unit that has no record in the store at ``root``: serially, or over Ray.
 
     Args:
-        units: from :func:`plan_units` (and :func:`check_models`).
+        units: from :func:`plan_work` (and :func:`check_models`).
         root: the result store's folder (shared by every node of a Ray cluster).
         ray: fan the units out over a local Ray (``workers`` at once: default every GPU, or every CPU core).
-            Each unit runs on its own device (:attr:`Unit.device`): over Ray a CUDA unit asks for one GPU
+            Each unit runs on its own device (:attr:`WorkUnit.device`): over Ray a CUDA unit asks for one GPU
             (``num_gpus=1``) and runs on the GPU Ray gives it; a CPU unit asks for one CPU.
         address: a running Ray cluster (``HOST:PORT``, ``ray://HOST:PORT`` or ``"auto"``); implies ``ray``.
         max_retries: Ray's retries of a unit whose worker died (a unit that raised is not retried).
@@ -762,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SweepError(f"--workers must be >= 1, got {args.workers}")
         if args.address is not None:
             check_address(args.address, probe_timeout=args.address_timeout)
-        units = plan_units(
+        units = plan_work(
             args.preset,
             args.chapters,
             _parse_overrides(args.overrides),

@@ -132,7 +132,7 @@ def read_shape(name_or_path: str) -> ModelShape:
         return _shape_from_config(name_or_path, json.loads(cfg.read_text()), str(cfg))
     if not isinstance(name_or_path, str) or not name_or_path.strip():
         raise ValueError(f"model must be a name, a folder or a config.json; accepted names: {_names_hint()}")
-    from accessibility_lib.models.handle import cache_dir, nano_dir  # torch is imported only here
+    from accessibility_lib.models.loading import cache_dir, nano_dir  # torch is imported only here
 
     if name_or_path == "nano":
         cfg = nano_dir() / "config.json"

@@ -80,7 +80,7 @@ def random_prompts(handle: object, batch: int, m: int, generator: torch.Generato
     """
     if not (callable(getattr(handle, "embed", None)) and isinstance(getattr(handle, "d_vocab", None), int)):
         raise ValueError(
-            "handle must be a model handle with .embed(ids) and .d_vocab (accessibility_lib.models.handle.load_model or "
+            "handle must be a model handle with .embed(ids) and .d_vocab (accessibility_lib.models.loading.load_model or "
             f"wrap_model), got {type(handle).__name__}: hard prompts come from the model's own embedding module"
         )
     batch = check_int("batch", batch, minimum=1)

@@ -247,7 +247,8 @@ def load_hf(name: str, *, fallback_tiny: bool = False) -> tuple[object | None, s
     Raises:
         ValueError: if ``name`` is not a non-empty string.
     """
-    from accessibility_lib.models.handle import load_model, wrap_model
+    from accessibility_lib.models.handle import wrap_model
+    from accessibility_lib.models.loading import load_model
 
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a model name such as 'nano', 'smollm2-135m' or 'tiny', got {name!r}")

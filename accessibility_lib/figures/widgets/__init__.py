@@ -363,7 +363,7 @@ class CrammingExplorer(anywidget.AnyWidget):
         ms = [p[0] for p in s["points"]]
         slope_points = None
         if len(set(ms)) >= 2:
-            from accessibility_lib.experiments.fitting import fit_slope
+            from accessibility_lib.experiments.slope_fit import fit_slope
 
             slope_points = fit_slope(ms, [p[1] for p in s["points"]]).slope
         slope = s["slope"] if s["slope"] is not None else slope_points

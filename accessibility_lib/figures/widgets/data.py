@@ -139,7 +139,7 @@ def book_models(
 
     from accessibility_lib.geometry import support_shape as geometry
     from accessibility_lib.geometry.embeddings import sample_embeddings
-    from accessibility_lib.models.handle import cache_dir, load_model
+    from accessibility_lib.models.loading import cache_dir, load_model
     from accessibility_lib.theory import capacity
 
     n_prompts = check_int("n_prompts", n_prompts, minimum=1)

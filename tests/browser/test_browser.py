@@ -1,0 +1,626 @@
+"""The built static site works offline and its explorers teach: headless Chromium on a minimal book.
+
+Builds a minimal book (intro, chapters 1–5, presets, status, references) in a temporary folder with the
+repository's own ``_config.yml`` and vendored widget runtime (book/_vendor, from scripts/setup.sh) — the
+same ``jupyter-book build -W -n --keep-going`` path as ``make book`` — with every chapter executed on the
+``smoke`` preset (its parameters cell is rewritten to ``preset = "smoke"``) and the result store in the
+temporary folder. Then Debian's headless Chromium (Playwright, never a downloaded browser) opens the
+pages from ``file://``:
+
+- every explorer (chapter 1 ball bound, chapter 3 cramming, chapter 4 mean field): moving each slider
+  changes the drawn plot's pixels (not only the labels); n* moves while the axis ticks stay where they
+  are; the model/series menu sets the documented values (computed here from ``accessibility_lib.theory.paper``
+  and ``accessibility_lib.theory.precision``, not from the widget); sweeping each slider end to end never shows
+  "∞", "NaN" or an undefined number; tick labels never overlap the axis titles for any axis choice; the
+  chapter 3 explorer shows C = 590.09 and C / C_exp = 6.53 for Pythia-160M under the replication
+  convention; the chapter 1 readout equals :mod:`accessibility_lib.theory.bounds` to 4 significant digits;
+- the chapter 2 slice explorer switches its picture with its zoom slider and plane menu;
+- at 1400 and 1920 px no table on any page scrolls horizontally or overflows the text column;
+- no page logs a console error, and no page makes a request outside the site (every request that is not
+  ``file:``/``data:``/``blob:`` is aborted and counted; the count must be 0).
+
+With ``ACCESSIBILITY_SHOTS=<folder>`` set, PNG screenshots of each explorer at its default and at a moved
+state are written there (for a reader to look at). A last test starts JupyterLab on 127.0.0.1 and checks
+the same widget live: it renders, recomputes on a slider move, and the moved value reaches the kernel.
+
+Needs: /usr/bin/chromium (``scripts/setup.sh --browser``), node_modules + book/_vendor (``scripts/setup.sh``).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import build_book, stage_book
+
+from accessibility_lib.runs import registry
+from accessibility_lib.theory import bounds, capacity, paper
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+#: every chapter of the book, as the registry lists them (the site below is the real book, smoke parameters)
+CHAPTERS = [c.stem for c in registry.chapters()]
+#: every other page of the real TOC
+BOOK_FILES = [p.name for p in (ROOT / "book").glob("*.md") if not p.name[:2].isdigit()] + ["references.bib"]
+SHOTS = os.environ.get("ACCESSIBILITY_SHOTS")
+BAD_TEXT = ("∞", "NaN", "Infinity", "undefined", "null")
+
+
+def _vendor_ready() -> bool:
+    return (ROOT / "book" / "_vendor" / "abx" / "embed-amd.js").is_file()
+
+
+def _smoke(text: str) -> str:
+    """The chapter with its parameters cell set to the smoke preset."""
+    out, n = re.subn(r'^preset = "default"', 'preset = "smoke"', text, count=1, flags=re.M)
+    assert n == 1, 'the chapter\'s parameters cell must set preset = "default"'
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """Build the minimal book; returns its _build/html folder."""
+    if not _vendor_ready():
+        pytest.fail("book/_vendor is missing: run `bash scripts/setup.sh` (npm ci + scripts/vendor_assets.py)")
+    work = tmp_path_factory.mktemp("book")
+    files = {f"{stem}.md": _smoke((ROOT / "book" / f"{stem}.md").read_text()) for stem in CHAPTERS}
+    stage_book(work, (ROOT / "_toc.yml").read_text(), files=files, copy=tuple(BOOK_FILES))
+    proc = build_book(work, timeout=2400, env={"ACCESSIBILITY_RESULTS": str(work / "results")})
+    assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}"
+    html = work / "_build" / "html"
+    for stem in CHAPTERS:
+        assert (html / "book" / f"{stem}.html").is_file()
+    return html
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.fail("/usr/bin/chromium is missing: run `bash scripts/setup.sh --browser` (apt-get install chromium)")
+    with playwright.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class Page:
+    """A page opened offline, recording console errors, page errors, external and missing requests."""
+
+    def __init__(self, browser, path: Path, width: int = 1400, height: int = 1000):
+        self.external: list[str] = []
+        self.errors: list[str] = []
+        self.missing: list[str] = []
+        self.page = page = browser.new_page(viewport={"width": width, "height": height})
+
+        def route(r):
+            if r.request.url.split(":", 1)[0] in ("file", "data", "blob"):
+                r.continue_()
+            else:
+                self.external.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        page.on("requestfailed", lambda req: self.missing.append(req.url) if req.url.startswith("file:") else None)
+        page.goto(path.as_uri())
+
+    def check_clean(self) -> None:
+        self.page.wait_for_timeout(300)  # late requests (fonts, MathJax components)
+        assert self.errors == [], self.errors[:5]
+        assert self.missing == [], f"local files missing from the site: {self.missing[:5]}"
+        assert self.external == [], f"{len(self.external)} requests outside the local site: {self.external[:5]}"
+
+    def close(self) -> None:
+        self.page.close()
+
+
+# ---- page-level checks -------------------------------------------------------------------------------
+
+
+def test_built_pages_hold_no_remote_urls(site: Path) -> None:
+    """No page names anything on the network: no http(s) URL with a host in any built .html file.
+
+    (A bare ``https://`` is allowed: it is one of the paper's Fig 1 prompts, listed on the presets page.)
+    """
+    offenders = {}
+    for page in site.rglob("*.html"):
+        urls = re.findall(
+            r"https?://[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", page.read_text(encoding="utf-8", errors="replace")
+        )
+        if urls:
+            offenders[str(page.relative_to(site))] = sorted(set(urls))[:5]
+    assert offenders == {}
+    for stem in ("01_theory", "03_cramming", "04_mean_field"):
+        text = (site / "book" / f"{stem}.html").read_text(encoding="utf-8")
+        assert "application/vnd.jupyter.widget-state+json" in text, stem  # the widget state is embedded
+        assert "_static/abx/embed-amd.js" in text and "_static/abx/require.js" in text
+    assert (site / "_static" / "book.css").is_file()
+
+
+_TABLES_JS = """() => {
+  const out = [];
+  const article = document.querySelector('.bd-article') || document.body;
+  const aRight = article.getBoundingClientRect().right;
+  for (const t of document.querySelectorAll('.bd-article table')) {
+    let e = t;
+    while (e && e !== article.parentElement) {
+      const cs = getComputedStyle(e);
+      if ((cs.overflowX === 'auto' || cs.overflowX === 'scroll') && e.scrollWidth > e.clientWidth + 1)
+        out.push(`scrolls: ${e.tagName}.${e.className} ${e.scrollWidth} > ${e.clientWidth}: ${t.innerText.slice(0, 60)}`);
+      e = e.parentElement;
+    }
+    if (t.getBoundingClientRect().right > aRight + 1)
+      out.push(`overflows the column by ${t.getBoundingClientRect().right - aRight}px: ${t.innerText.slice(0, 60)}`);
+  }
+  return {n: document.querySelectorAll('.bd-article table').length, problems: out};
+}"""
+
+
+@pytest.mark.parametrize("width", [1400, 1920])
+def test_tables_fit_and_pages_are_clean(site: Path, browser, width: int) -> None:
+    """At common desktop widths no table scrolls horizontally; no console error, no external request."""
+    pages = sorted(site.glob("*.html")) + sorted((site / "book").glob("*.html"))
+    seen_tables = 0
+    problems = {}
+    for path in pages:
+        if path.name in ("search.html", "genindex.html"):
+            continue
+        p = Page(browser, path, width=width)
+        try:
+            p.page.wait_for_load_state("load")
+            p.page.wait_for_timeout(500)
+            got = p.page.evaluate(_TABLES_JS)
+            seen_tables += got["n"]
+            if got["problems"]:
+                problems[path.name] = got["problems"]
+            p.check_clean()
+        finally:
+            p.close()
+    assert problems == {}
+    assert seen_tables >= 5  # chapter 1's comparison, chapter 5's Table 1, presets, ...
+
+
+def test_phone_width_tables_stay_readable(site: Path, browser) -> None:
+    """At 390 px a wide table may scroll inside its own box, but its text stays at a readable size."""
+    p = Page(browser, site / "book" / "01_theory.html", width=390, height=800)
+    try:
+        sizes = p.page.evaluate(
+            "() => [...document.querySelectorAll('.bd-article table td')].map(c => parseFloat(getComputedStyle(c).fontSize))"
+        )
+        assert sizes and min(sizes) >= 11.5, min(sizes)
+        p.check_clean()
+    finally:
+        p.close()
+
+
+# ---- explorer helpers --------------------------------------------------------------------------------
+
+
+def _pixels(png: bytes):
+    from PIL import Image
+
+    return Image.open(io.BytesIO(png)).convert("RGB")
+
+
+def _changed_pixels(a: bytes, b: bytes) -> int:
+    from PIL import ImageChops
+
+    ia, ib = _pixels(a), _pixels(b)
+    if ia.size != ib.size:
+        return ia.size[0] * ia.size[1]
+    import numpy as np
+
+    return int((np.asarray(ImageChops.difference(ia, ib).convert("L")) > 24).sum())
+
+
+def _set_slider(root, name: str, frac: float) -> None:
+    slider = root.locator(f'[data-testid="slider-{name}"]')
+    slider.evaluate(
+        "(el, f) => { const lo = Number(el.min), hi = Number(el.max); el.value = String(lo + f * (hi - lo));"
+        " el.dispatchEvent(new Event('input', {bubbles: true})); }",
+        frac,
+    )
+
+
+def _slider_frac(root, name: str) -> float:
+    return root.locator(f'[data-testid="slider-{name}"]').evaluate(
+        "(el) => (Number(el.value) - Number(el.min)) / (Number(el.max) - Number(el.min))"
+    )
+
+
+def _ticks(root) -> list:
+    return root.evaluate(
+        "(el) => [...el.querySelectorAll('[data-testid=x-ticks] text, [data-testid=y-ticks] text')]"
+        ".map(t => [t.textContent, t.getAttribute('x'), t.getAttribute('y')])"
+    )
+
+
+def _no_overlap(root) -> list[str]:
+    """Tick labels that overlap an axis title or each other (bounding boxes in the SVG)."""
+    return root.evaluate(
+        """(el) => {
+      const box = (t) => t.getBBox();
+      const hit = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+      const out = [];
+      const xt = [...el.querySelectorAll('[data-testid=x-ticks] text')], yt = [...el.querySelectorAll('[data-testid=y-ticks] text')];
+      const xT = el.querySelector('[data-testid=x-title]'), yT = el.querySelector('[data-testid=y-title]');
+      const yTb = yT.getBoundingClientRect(), xTb = xT.getBoundingClientRect();
+      const r = (t) => t.getBoundingClientRect();
+      for (const t of xt) if (hit(r(t), xTb)) out.push('x tick ' + t.textContent + ' on the x title');
+      for (const t of yt) if (hit(r(t), yTb)) out.push('y tick ' + t.textContent + ' on the y title');
+      for (const g of [xt, yt]) for (let i = 1; i < g.length; i++) if (hit(r(g[i]), r(g[i - 1])))
+        out.push('ticks ' + g[i - 1].textContent + ' and ' + g[i].textContent + ' overlap');
+      return out;
+    }"""
+    )
+
+
+def _bad_text(root) -> list[str]:
+    """Non-numbers shown anywhere in the explorer ("r∞", the name of a radius, is not a number)."""
+    text = root.inner_text().replace("r∞", "r_inf")
+    return [b for b in BAD_TEXT if b in text]
+
+
+def _shot(root, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        root.screenshot(path=str(Path(SHOTS) / f"{name}.png"))
+
+
+def _check_sliders(root, moves: dict[str, float], *, min_pixels: int = 12) -> None:
+    """Each slider, moved from the current state and back: the plot's pixels change; the ticks do not."""
+    plot = root.locator('[data-testid="plot"]')
+    for name, frac in moves.items():
+        start = _slider_frac(root, name)
+        before, ticks = plot.screenshot(), _ticks(root)
+        _set_slider(root, name, frac)
+        after = plot.screenshot()
+        assert _changed_pixels(before, after) >= min_pixels, f"moving slider {name} did not change the drawing"
+        assert _ticks(root) == ticks, f"moving slider {name} moved the axes"
+        _set_slider(root, name, start)
+
+
+def _sweep(root, names, steps: int = 24) -> None:
+    """Each slider end to end: no ∞, NaN or undefined number shown; the readout's values stay finite."""
+    for name in names:
+        start = _slider_frac(root, name)
+        for i in range(steps + 1):
+            _set_slider(root, name, i / steps)
+            bad = _bad_text(root)
+            assert not bad, f"slider {name} at {i / steps:.2f} shows {bad}"
+            vals = root.evaluate(
+                "(el) => [...el.querySelectorAll('[data-testid^=out-]')].map(b => b.getAttribute('data-value'))"
+            )
+            for v in vals:
+                assert v == "" or math.isfinite(float(v)), (name, i, vals)
+        _set_slider(root, name, start)
+
+
+def _check_menus_axes(root) -> None:
+    """Every axis/floor choice: ticks never overlap each other or the titles, and nothing reads ∞/NaN."""
+    for sel in ("select-axis", "select-floor"):
+        loc = root.locator(f'[data-testid="{sel}"]')
+        if loc.count() == 0:
+            continue
+        start = loc.input_value()
+        for value in loc.evaluate("(s) => [...s.options].map(o => o.value)"):
+            loc.select_option(value)
+            assert _no_overlap(root) == [], (sel, value, _no_overlap(root))
+            assert not _bad_text(root), (sel, value, _bad_text(root))
+        loc.select_option(start)
+
+
+def _attr(root, name: str) -> float:
+    return float(root.get_attribute(f"data-{name}"))
+
+
+def _expected_ball(model: dict, convention: str) -> tuple[float, float]:
+    """(r, ε) of a paper model under a convention, from the definitions in accessibility_lib.theory.precision's
+    docstring: replication r = r∞, ε = r∞·2^-11; corrected r = max L2, ε = r∞·2^-11; fp16/bf16/fp32
+    r = max L2, ε = r·u; table1_pythia r = max L2, ε = r·2^-16."""
+    r2, rinf = model["r2"], model["r_inf"]
+    return {
+        "replication": (rinf, rinf * 2.0**-11),
+        "corrected": (r2, rinf * 2.0**-11),
+        "fp16": (r2, r2 * 2.0**-11),
+        "bf16": (r2, r2 * 2.0**-8),
+        "fp32": (r2, r2 * 2.0**-24),
+        "table1_pythia": (r2, r2 * 2.0**-16),
+    }[convention]
+
+
+def _check_model_menu(root) -> None:
+    """The model menu sets d, |V|, r, ε to the documented values, for every model and two conventions."""
+    sel = root.locator('[data-testid="select-model"]')
+    conv = root.locator('[data-testid="select-convention"]')
+    options = sel.evaluate("(s) => [...s.options].map(o => o.value)")
+    listed = {name: pm for name, pm in paper.models().items()}
+    assert set(listed) <= set(options), "every model of the paper is in the menu"
+    assert "nano" in options, "the book's shipped model is in the menu"
+    for convention in ("replication", "fp32"):
+        conv.select_option(convention)
+        for name in options:
+            if not name:
+                continue
+            sel.select_option(name)
+            d, v, r, eps = _attr(root, "d"), _attr(root, "vocab-size"), _attr(root, "r"), _attr(root, "eps")
+            if name in listed:
+                pm = listed[name]
+                er, ee = _expected_ball({"r2": pm.r2, "r_inf": pm.r_inf}, convention)
+                assert (d, v) == (pm.d_model, pm.d_vocab), name
+                assert r == pytest.approx(er, rel=1e-12) and eps == pytest.approx(ee, rel=1e-12), (name, convention)
+            else:  # the book's models: d and |V| from their config; r measured in the chapter
+                shape = capacity.read_shape(name)
+                assert (d, v) == (shape.d_model, shape.d_vocab), name
+                factor = 2.0**-11 if convention == "replication" else 2.0**-24
+                assert eps == pytest.approx(factor * r, rel=1e-12), (name, convention)  # r is the reference radius
+            assert not _bad_text(root), (name, _bad_text(root))
+    conv.select_option("replication")
+
+
+# ---- the explorers -------------------------------------------------------------------------------------
+
+
+def _shown(root, testid: str) -> float:
+    return float(root.locator(f'[data-testid="{testid}"]').inner_text().replace("−", "-"))
+
+
+def _close4(shown: float, expected: float) -> bool:
+    return math.isclose(shown, expected, rel_tol=1e-4, abs_tol=0.0) or f"{shown:.4g}" == f"{expected:.4g}"
+
+
+def _check_ball_readout(root) -> None:
+    d, r, eps, V = int(_attr(root, "d")), _attr(root, "r"), _attr(root, "eps"), int(_attr(root, "vocab-size"))
+    m, n = int(_attr(root, "m")), int(_attr(root, "n"))
+    assert _close4(_shown(root, "out-C"), bounds.ball_slope(d, r, eps, V))
+    assert _close4(_shown(root, "out-nstar"), bounds.ball_threshold_length(d, r, eps, V, m))
+    frac = bounds.log_accessible_fraction(d, r, eps, V, m, n)
+    assert frac == 0.0 and _shown(root, "out-lnFracN") == 0.0 or _close4(_shown(root, "out-lnFracN"), frac)
+
+
+def test_ball_explorer(site: Path, browser) -> None:
+    p = Page(browser, site / "book" / "01_theory.html")
+    try:
+        p.page.wait_for_selector('[data-testid="bound-explorer"] [data-testid="out-C"]', timeout=60_000)
+        root = p.page.locator('[data-testid="bound-explorer"]').first
+        root.scroll_into_view_if_needed()
+        # the default: Pythia-160M under the replication convention (2r/ε = 4096)
+        assert root.locator('[data-testid="select-model"]').input_value() == "Pythia-160M"
+        assert math.isclose(_shown(root, "out-C"), 590.091, rel_tol=1e-5)
+        assert "6.53 (natural" in root.locator('[data-testid="out-measured"]').inner_text()  # 590.09 / 90.37
+        _check_ball_readout(root)
+        _shot(root, "ch1_ball_default")
+        assert _no_overlap(root) == []
+        # n* moves along a fixed axis: ε down two decades moves the threshold line right, ticks stay
+        line = root.locator('[data-testid="threshold-line"]')
+        x0, ticks = float(line.get_attribute("x1")), _ticks(root)
+        _set_slider(root, "eps", _slider_frac(root, "eps") - 0.18)
+        assert float(line.get_attribute("x1")) > x0 + 5 and _ticks(root) == ticks
+        _check_ball_readout(root)
+        _set_slider(root, "m", 0.2)
+        _check_ball_readout(root)
+        _shot(root, "ch1_ball_moved_eps_m")
+        root.locator('[data-testid="select-model"]').select_option("Pythia-160M")  # back to the documented values
+        assert math.isclose(_shown(root, "out-C"), 590.091, rel_tol=1e-5)
+        _set_slider(root, "m", 0.0)
+        _check_sliders(root, {"eps": 0.2, "r": 0.9, "d": 0.5, "vocab_size": 0.3, "m": 0.3, "n": 0.5})
+        _sweep(root, ["eps", "r", "d", "vocab_size", "m", "n"])
+        _check_menus_axes(root)
+        _check_model_menu(root)
+        p.check_clean()
+    finally:
+        p.close()
+
+
+def test_mean_field_explorer(site: Path, browser) -> None:
+    p = Page(browser, site / "book" / "04_mean_field.html")
+    try:
+        p.page.wait_for_selector('[data-testid="bound-explorer"][data-formula="mean_field"]', timeout=60_000)
+        root = p.page.locator('[data-testid="bound-explorer"][data-formula="mean_field"]').first
+        root.scroll_into_view_if_needed()
+        # toy default: ln ln #accessible = d ln(1 + 2r/ε) + ln(1 + ln(1 + (2r/ε)^q)), computed here by bounds
+        d, r, eps, q = int(_attr(root, "d")), _attr(root, "r"), _attr(root, "eps"), _attr(root, "q")
+        loglog = bounds.mean_field_loglog_count(d, r, eps, q)
+        assert _close4(_shown(root, "out-loglog"), loglog)
+        log10_nstar = (loglog - math.log(math.log(_attr(root, "vocab-size")))) / math.log(10)
+        assert float(root.locator('[data-testid="out-nstar"]').get_attribute("data-log10")) == pytest.approx(
+            log10_nstar
+        )
+        _shot(root, "ch4_mean_field_default")
+        assert _no_overlap(root) == []
+        line = root.locator('[data-testid="threshold-line"]')
+        x0, ticks = float(line.get_attribute("x1")), _ticks(root)
+        _set_slider(root, "d", _slider_frac(root, "d") + 0.15)  # raise d: n* gains digits, moves right
+        assert float(line.get_attribute("x1")) > x0 + 20 and _ticks(root) == ticks
+        _set_slider(root, "d", _slider_frac(root, "d") - 0.15)
+        _check_sliders(
+            root, {"eps": 0.2, "r": 0.9, "d": 0.5, "vocab_size": 0.95, "q": 1.0, "m": 0.5, "log10_n": 0.5}, min_pixels=8
+        )
+        _sweep(root, ["eps", "r", "d", "vocab_size", "q", "m", "log10_n"])
+        _check_menus_axes(root)
+        _check_model_menu(root)
+        # a real model: n* ≈ 10^2774 for Pythia-160M under replication, shown from its log10, never as ∞
+        root.locator('[data-testid="select-model"]').select_option("Pythia-160M")
+        pm = paper.models()["Pythia-160M"]
+        expected = (
+            bounds.mean_field_loglog_count(pm.d_model, pm.r_inf, pm.r_inf * 2.0**-11, q)
+            - math.log(math.log(pm.d_vocab))
+        ) / math.log(10)
+        assert float(root.locator('[data-testid="out-nstar"]').get_attribute("data-log10")) == pytest.approx(expected)
+        assert f"10{int(expected)}" in root.locator('[data-testid="out-nstar"]').inner_text().replace("\n", "")
+        _shot(root, "ch4_mean_field_moved_pythia160m")
+        p.check_clean()
+    finally:
+        p.close()
+
+
+def test_cramming_explorer(site: Path, browser) -> None:
+    p = Page(browser, site / "book" / "03_cramming.html")
+    try:
+        p.page.wait_for_selector('[data-testid="cramming-explorer"] [data-testid="out-C"]', timeout=60_000)
+        root = p.page.locator('[data-testid="cramming-explorer"]').first
+        root.scroll_into_view_if_needed()
+        # Pythia-160M, natural text, replication convention: C = 768 ln 4097 / ln 50304, ratio to 90.37
+        assert root.get_attribute("data-selected").startswith("Pythia-160M, natural")
+        C = 768 * math.log(4097) / math.log(50304)
+        assert f"{C:.2f}" == "590.09" and _shown(root, "out-C") == pytest.approx(590.09, abs=0.005)
+        assert _shown(root, "out-ratio") == pytest.approx(round(C / 90.37, 2), abs=0.005) == 6.53
+        assert float(root.locator('[data-testid="out-ratio2r"]').get_attribute("data-value")) == pytest.approx(4096)
+        _shot(root, "ch3_cramming_default")
+        assert _no_overlap(root) == []
+        # the series menu sets d, |V|, r, ε: the paper's series from the authors' list under replication
+        sel = root.locator('[data-testid="select-series"]')
+        names = sel.evaluate("(s) => [...s.options].map(o => o.value)")
+        assert len(names) >= 4
+        for name in names:
+            sel.select_option(name)
+            model = name.split(",")[0]
+            if model in paper.models():
+                pm = paper.models()[model]
+                assert (_attr(root, "d"), _attr(root, "vocab")) == (pm.d_model, pm.d_vocab)
+                assert _attr(root, "r") == pytest.approx(pm.r_inf) and _attr(root, "eps") == pytest.approx(
+                    pm.r_inf * 2.0**-11
+                )
+            assert not _bad_text(root), (name, _bad_text(root))
+        sel.select_option(names[0])
+        _check_sliders(root, {"eps": 0.3, "r": 0.9})
+        _sweep(root, ["eps", "r"])
+        _check_menus_axes(root)
+        sel.select_option(names[2])  # another model
+        _set_slider(root, "eps", _slider_frac(root, "eps") - 0.1)
+        _shot(root, "ch3_cramming_moved_qwen_eps")
+        p.check_clean()
+    finally:
+        p.close()
+
+
+def test_argmax_cells_explorer(site: Path, browser) -> None:
+    """Chapter 2's slice explorer: the zoom slider and the plane menu switch the picture."""
+    p = Page(browser, site / "book" / "02_argmax_cells.html")
+    try:
+        root = p.page.locator("#argmax-explorer")
+        root.scroll_into_view_if_needed()
+        visible = "(el) => [...el.querySelectorAll('figure')].filter(f => f.style.display !== 'none').map(f => f.dataset.g + '/' + f.dataset.f)"
+        assert root.evaluate(visible) == ["0/0"]
+        _shot(root, "ch2_cells_default")
+        before = root.screenshot()
+        p.page.locator("#argmax-explorer-f").evaluate(
+            "(el) => { el.value = el.max; el.dispatchEvent(new Event('input', {bubbles: true})); }"
+        )
+        shown = root.evaluate(visible)
+        assert len(shown) == 1 and shown[0] != "0/0"
+        assert _changed_pixels(before, root.screenshot()) > 100
+        _shot(root, "ch2_cells_moved_widest_zoom")
+        p.page.locator("#argmax-explorer-g").select_option("1")
+        assert root.evaluate(visible)[0].startswith("1/")
+        p.check_clean()
+    finally:
+        p.close()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_live_in_jupyterlab(tmp_path: Path, browser) -> None:
+    """In JupyterLab the same widget renders, recomputes on a slider move, and syncs the value to the kernel."""
+    import socket
+    import time
+
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(
+        cells=[
+            new_code_cell("from accessibility_lib.figures.widgets import BoundExplorer\nw = BoundExplorer()\nw"),
+            new_code_cell("print('KERNEL', w.d, repr(w.values()['C']))"),
+        ]
+    )
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "live.ipynb")
+    port = _free_port()
+    jupyter = Path(sys.executable).with_name("jupyter")
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    lab = subprocess.Popen(
+        [
+            str(jupyter),
+            "lab",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            "--ServerApp.disable_check_xsrf=True",
+            f"--ServerApp.root_dir={tmp_path}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=open(tmp_path / "lab.log", "w"),
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    external: list[str] = []
+    try:
+        for _ in range(240):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        local = (f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", "data:", "blob:")
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        try:
+            page.on("request", lambda req: None if req.url.startswith(local) else external.append(req.url))
+            page.goto(f"http://127.0.0.1:{port}/lab/tree/live.ipynb")
+            page.wait_for_selector(".jp-Notebook", timeout=90_000)
+            page.wait_for_timeout(2000)
+            page.keyboard.press("Escape")
+            page.click("text=Run", timeout=30_000)
+            page.click("text=Run All Cells", timeout=30_000)
+            page.wait_for_selector('[data-testid="out-C"]', timeout=180_000)
+            assert float(page.inner_text('[data-testid="out-C"]')) == pytest.approx(590.091, rel=1e-6)
+            page.locator('[data-testid="slider-d"]').evaluate(
+                "(el) => { el.value = String(Math.log10(2048)); el.dispatchEvent(new Event('input', {bubbles: true})); }"
+            )
+            d = int(page.get_attribute('[data-testid="bound-explorer"]', "data-d"))  # 2048 up to the slider's step
+            assert abs(d - 2048) <= 2048 * 0.01
+            expected = bounds.ball_slope(d, 1.0, 2.0**-11, 50304)
+            assert _close4(float(page.inner_text('[data-testid="out-C"]')), expected)
+            page.wait_for_timeout(1000)  # let the new value reach the kernel
+            page.locator(".jp-Cell").nth(1).click()
+            page.keyboard.press("Shift+Enter")
+            page.wait_for_selector(f"text=KERNEL {d}", timeout=60_000)
+            text = next(t for t in page.locator(".jp-OutputArea-output").all_inner_texts() if "KERNEL" in t)
+            assert _close4(float(text.split()[2]), expected)
+        finally:
+            page.close()
+    finally:
+        lab.terminate()
+        lab.wait(15)
+    assert external == [], f"JupyterLab page requested {external[:5]}"

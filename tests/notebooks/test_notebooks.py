@@ -1,0 +1,132 @@
+"""Every chapter in _toc.yml executes under papermill on the ``smoke`` preset, then re-runs under nbval.
+
+papermill injects ``preset = "smoke"`` after the cell tagged ``parameters``; nbval (``--nbval-lax``) then
+re-executes that executed notebook from scratch and compares the outputs of the cells tagged
+``nbval-check-output`` (deterministic outputs: tables of numbers, glued values), numbers included: only
+times, object addresses and temporary paths are sanitised (``tests/nbval_sanitize.cfg``). Outputs that
+vary from run to run (timings, sampling noise) are not compared; the chapters assert them inside the
+notebook against a stated tolerance, so a run outside it fails the execution itself. Both runs share one
+temporary result store, as a resumed run does. Committed notebooks must carry no outputs.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+from accessibility_lib.runs.rerun import toc_chapters  # noqa: E402
+
+CHAPTERS = toc_chapters()
+SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
+CHECK_TAG = "nbval-check-output"
+
+
+def _nbval(path: Path, rootdir: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--nbval-lax",
+            "--nbval-sanitize-with",
+            str(SANITIZE),
+            "--nbval-current-env",
+            "--rootdir",
+            str(rootdir),
+            str(path),
+        ],
+        cwd=str(path.parent),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_committed_without_outputs(stem):
+    nb = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert not any(c.get("outputs") or c.get("execution_count") for c in code), f"{stem} has outputs"
+    tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, f"{stem} must have exactly one cell tagged 'parameters'"
+    assert "preset" in "".join(tagged[0]["source"]), f"{stem}'s parameters cell must define preset"
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_chapter_compares_some_output(stem):
+    nb = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())
+    checked = [c for c in nb["cells"] if CHECK_TAG in c.get("metadata", {}).get("tags", [])]
+    assert checked, f"{stem}: no cell is tagged {CHECK_TAG!r}, so the notebook test would compare nothing"
+
+
+def test_sanitizer_leaves_numbers_alone():
+    cfg = configparser.ConfigParser()
+    cfg.read(SANITIZE)
+    import re
+
+    text = "n50 = 8.50 [8.06, 8.94], C = 590.09, 1.8e-07, computed in 12 s at 0x7f3a in /tmp/x.ipynb"
+    for section in cfg.sections():
+        text = re.sub(cfg[section]["regex"], cfg[section]["replace"], text)
+    assert "8.50 [8.06, 8.94]" in text and "590.09" in text and "1.8e-07" in text
+    assert "12 s" not in text and "0x7f3a" not in text and "/tmp/x" not in text
+
+
+def test_nbval_comparison_can_fail(tmp_path):
+    """A tagged cell whose stored number differs from what it prints now fails the comparison; a time does not."""
+    import nbformat
+
+    def notebook(stored: str) -> Path:
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("print(f'value {0.1 + 0.2:.2f} in {__import__(\"random\").random():.1f} s')")
+        cell.metadata["tags"] = [CHECK_TAG]
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"value {stored} in 0.7 s\n")]
+        cell.execution_count = 1
+        nb.cells = [cell]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        path = tmp_path / f"nb_{stored.replace('.', '_')}.ipynb"
+        nbformat.write(nb, path)
+        return path
+
+    good = _nbval(notebook("0.30"), tmp_path)
+    assert good.returncode == 0, good.stdout[-2000:]
+    bad = _nbval(notebook("0.31"), tmp_path)
+    assert bad.returncode != 0 and "0.31" in bad.stdout, bad.stdout[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_chapter_smoke_papermill_then_nbval(stem, tmp_path, monkeypatch):
+    import papermill as pm
+
+    monkeypatch.setenv("ACCESSIBILITY_RESULTS", str(tmp_path / "results"))  # one store for both runs, not the repo's
+    # The executed copy lives beside the chapter (as a hidden file) so that nbval's kernel starts in
+    # book/, like the build's and papermill's, and the chapter's relative data paths resolve.
+    out = ROOT / "book" / f".nbval_{stem}_{os.getpid()}.ipynb"
+    try:
+        pm.execute_notebook(
+            str(ROOT / "book" / f"{stem}.ipynb"),
+            str(out),
+            parameters={"preset": "smoke"},
+            cwd=str(ROOT / "book"),
+            kernel_name="python3",
+            progress_bar=False,
+            execution_timeout=600,
+        )
+        executed = json.loads(out.read_text())
+        checked = [c for c in executed["cells"] if CHECK_TAG in c.get("metadata", {}).get("tags", [])]
+        assert any(c.get("outputs") for c in checked), f"{stem}: the cells tagged {CHECK_TAG!r} printed nothing"
+        proc = _nbval(out, tmp_path, env=dict(os.environ))
+    finally:
+        out.unlink(missing_ok=True)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

@@ -1,0 +1,134 @@
+"""Cramming units, instruments, the dtype check, artifacts of format 2 and progressive cramming."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from accessibility_lib.experiments.dtype_choice import check_dtype
+from accessibility_lib.experiments.instruments import check_budget, get_instrument
+from accessibility_lib.experiments.progressive import median_interval, progressive_cram
+from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.runs import cramming_artifacts as CA
+from accessibility_lib.runs.cramming_units import CrammingUnit, cramming_plan, unit_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_unknown_instrument_budget_and_dtype_are_refused_with_the_choices():
+    with pytest.raises(ValueError, match="unknown cramming instrument 'adam'; choose one of: paper, lr3e-2"):
+        CrammingUnit("natural", 1, instrument="adam")
+    with pytest.raises(ValueError, match="max_steps must be a whole number of optimiser steps ≥ 1"):
+        CrammingUnit("natural", 1, max_steps=0)
+    with pytest.raises(ValueError, match="patience"):
+        check_budget(10, -1)
+    with pytest.raises(ValueError, match="dtype must be 'float32' or 'bfloat16'"):
+        CrammingUnit("natural", 1, dtype="float16")
+    with pytest.raises(ValueError, match="no cramming plan 'x' for model 'nano'"):
+        cramming_plan("nano", "x")
+
+
+def test_a_slow_bfloat16_is_refused_before_a_run_and_float32_is_the_default():
+    slow = {"float32": 80.0, "bfloat16": 0.22}.get  # the AVX2 machine of chapter 3's note
+    with pytest.raises(ValueError, match=r"bfloat16 runs at 0.22 GFLOP/s on this CPU against 80.0 for float32"):
+        check_dtype("bfloat16", "cpu", rate=slow)
+    fast = {"float32": 90.0, "bfloat16": 200.0}.get
+    assert check_dtype("bfloat16", "cpu", rate=fast) == ("bfloat16", {"float32": 90.0, "bfloat16": 200.0})
+    assert check_dtype(None, "cpu", rate=slow) == ("float32", {})
+    assert check_dtype("bfloat16", "cuda", rate=slow)[0] == "bfloat16"  # nothing measured on a GPU
+    with pytest.raises(ValueError, match="dtype must be one of float32, bfloat16"):
+        check_dtype("float16")
+
+
+def test_settings_of_the_paper_instrument_are_the_first_artifacts_keys():
+    # the first artifacts' units were keyed by these five settings; the paper instrument keeps them
+    u = CrammingUnit("natural", 1, patience=100)
+    assert unit_settings(u) == {
+        "lr": 0.01,
+        "betas": [0.9, 0.9],
+        "weight_decay": 0.01,
+        "max_steps": 300,
+        "patience": 100,
+    }
+    assert unit_settings(CrammingUnit("natural", 1, patience=None))["patience"] == 300
+    assert get_instrument("lr1e-1").optimiser()["lr"] == 0.1
+
+
+def test_every_shipped_artifact_reads_as_format_2_with_a_dtype_per_unit():
+    for model in ("nano", "nano-mamba", "gemma-3-270m", "smollm2-135m"):
+        art = CA.load_artifact(model)
+        assert art["format"] == 2 and "dtype" not in art
+        for u in art["units"]:
+            assert u["dtype"] in ("float32", "bfloat16") and u["uid"].endswith(u["dtype"]) or "/t" in u["uid"]
+            assert u["settings"]["max_steps"] == u["max_steps"]
+
+
+def test_write_artifact_keeps_the_units_of_other_runs(tmp_path):
+    path = tmp_path / "m.json"
+    a = {"uid": "a", "kind": "natural", "outcomes": [1]}
+    CA.write_artifact(path, model="m", units=[a], provenance={"started": "t0"})
+    b = {"uid": "b", "kind": "natural", "outcomes": [2]}
+    out = CA.write_artifact(path, model="m", units=[b, {**a, "outcomes": [3]}], provenance={"started": "t1"})
+    assert [u["uid"] for u in out["units"]] == ["b", "a"] and out["units"][1]["outcomes"] == [3]
+    assert [h["started"] for h in out["history"]] == ["t0", "t1"]
+
+
+def test_the_runner_refuses_an_artifact_unit_made_with_other_settings(tmp_path):
+    unit = cramming_plan("nano", "smoke")[0]
+    rec = CA.unit_record(unit, plan="smoke", weights="w", source=("s", {}), outcomes=[], state="complete")
+    rec["settings"] = {**rec["settings"], "lr": 0.1}
+    CA.write_artifact(tmp_path / "nano.json", model="nano", units=[rec], provenance={"started": "x"})
+    env = {"ACCESSIBILITY_RESULTS": str(tmp_path / "store"), "ACCESSIBILITY_PROGRESS": "0", "PATH": "/usr/bin"}
+    cmd = [
+        sys.executable,
+        "scripts/real_model_cramming.py",
+        "--model",
+        "nano",
+        "--plan",
+        "smoke",
+        "--out-dir",
+        str(tmp_path),
+    ]
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0 and "made with settings" in out.stderr and "instruments: paper" in out.stderr
+
+
+def test_median_interval_covers_the_median_at_its_level():
+    rng = np.random.default_rng(0)
+    hits = 0
+    for _ in range(2000):
+        x = rng.exponential(10.0, size=20)
+        _, (lo, hi) = median_interval(x)
+        hits += lo <= 10.0 * np.log(2) <= hi
+    assert hits / 2000 >= 0.95 - 0.015
+    med, (lo, hi) = median_interval([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    assert med == 5.5 and lo <= 5.5 <= hi
+
+
+def test_progressive_cramming_horizons_are_verified_and_a_resumed_run_replays_them(tmp_path):
+    from accessibility_lib.experiments.targets import target_source
+    from accessibility_lib.models.decoding import greedy_decode
+    from accessibility_lib.models.loading import load_model
+
+    torch.set_num_threads(1)
+    nano = load_model("nano")
+    src = target_source(nano, "natural", "generated", seed=0, corpus="heldout")
+    store = ResultStore(tmp_path)
+    kw = dict(stage=1, base_steps=40, steps_per_token=5, retry_steps=60, lr=0.05, store=store, key_base={"m": "nano"})
+    res = progressive_cram(nano, src, 1, 3, 8, **kw)
+    assert res.horizons.shape == (3,) and res.token_steps > 0
+    assert res.horizons.max() >= 2
+    for i, h in enumerate(res.horizons):  # each horizon is a prefix the model really generates from its prompt
+        if h > 0:
+            dec = greedy_decode(nano, res.prompts[i][None], int(h), None, None)
+            assert dec[0].tolist() == src(8, i)[:h]
+    again = progressive_cram(nano, src, 1, 3, 8, **kw)
+    assert np.array_equal(again.horizons, res.horizons) and again.token_steps == res.token_steps
+    # the rate curve is monotone: a horizon of h means every shorter prefix too
+    r = res.rates(range(1, 9))
+    assert np.all(np.diff(r) <= 0)

@@ -1,0 +1,94 @@
+"""The library's layout: one folder a stage, imports only from the same or an earlier stage, small modules.
+
+The stages are :data:`accessibility_lib.STAGES`, in the order data flows (ground → models → theory →
+geometry → experiments → runs → figures). A module may import from its own stage or an earlier one;
+anything else is a backward arrow, and this test fails on it.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import accessibility_lib
+
+ROOT = Path(__file__).resolve().parents[2]
+PKG = ROOT / "accessibility_lib"
+STAGES = accessibility_lib.STAGES
+MAX_LINES = 400
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "accessibility_lib" and parts[1] in STAGES else None
+
+
+def backward_imports(path: str, text: str) -> list[str]:
+    """``"module -> imported (stage > own stage)"`` for every import of a later stage in ``text``."""
+    own = _stage(path.replace("/", ".").removesuffix(".py"))
+    if own is None:
+        return []
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            st = _stage(name)
+            if st is not None and STAGES.index(st) > STAGES.index(own):
+                out.append(f"{path} -> {name} ({st} comes after {own})")
+                break
+    return out
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_every_module_sits_in_a_stage_folder():
+    loose = [p.name for p in PKG.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert loose == [], f"modules outside the stage folders: {loose}"
+    assert sorted(p.name for p in PKG.iterdir() if p.is_dir() and not p.name.startswith("__")) == sorted(
+        [*STAGES, "data"]
+    )
+
+
+def test_imports_only_run_from_earlier_stages_to_later_ones():
+    found = []
+    for p in _modules():
+        rel = str(p.relative_to(ROOT))
+        found += backward_imports(rel, p.read_text())
+    assert found == []
+
+
+def test_a_backward_import_added_on_purpose_is_caught():
+    ground = (PKG / "ground" / "results.py").read_text()
+    assert backward_imports("accessibility_lib/ground/results.py", ground) == []
+    broken = ground + "\nfrom accessibility_lib.figures import plotting\n"
+    assert backward_imports("accessibility_lib/ground/results.py", broken) == [
+        "accessibility_lib/ground/results.py -> accessibility_lib.figures (figures comes after ground)"
+    ]
+    lazy = ground + "\ndef f():\n    from accessibility_lib.runs.presets import resolve\n"
+    assert len(backward_imports("accessibility_lib/ground/results.py", lazy)) == 1  # inside a function too
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PKG)))
+def test_no_module_is_longer_than_the_limit(path):
+    n = len(path.read_text().splitlines())
+    assert n <= MAX_LINES, f"{path.relative_to(ROOT)} has {n} lines (> {MAX_LINES}): split it by concept"
+
+
+def test_no_script_or_test_edits_sys_path():
+    out = subprocess.run(
+        ["git", "grep", "-n", "sys.path" + ".insert", "--", "tests", "scripts", "benchmarks"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    hits = [line for line in out.splitlines() if not line.startswith("tests/unit/test_layout.py")]
+    assert hits == []

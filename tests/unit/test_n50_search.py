@@ -1,0 +1,193 @@
+"""The n50 search that spends its targets near n50: the sequential side test, the search, resumption.
+
+Expected values are independent of the implementation: the side test's error is checked by simulating
+Bernoulli targets, the search against known logistic curves, resumption against an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import transformers
+
+from accessibility_lib.experiments.fitting import logistic
+from accessibility_lib.experiments.n50 import StopSearch, find_n50, token_steps
+from accessibility_lib.experiments.n50_bisect import locate_n50
+from accessibility_lib.experiments.n50_sequential import locate_n50_sequential, predict_n50
+from accessibility_lib.experiments.sidetest import operating_characteristic, side_test
+from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.models.handle import wrap_model
+
+torch.set_num_threads(1)
+FAST = dict(max_steps=150, lr=0.05, patience=60)
+
+
+@pytest.mark.parametrize("n_max,alpha,batch", [(10, 0.05, 2), (20, 0.05, 2), (20, 0.1, 1), (12, 0.2, 3)])
+def test_side_test_error_rate_on_simulated_bernoulli_targets_is_at_most_its_level(n_max, alpha, batch):
+    test = side_test(n_max, alpha, batch=batch)
+    assert test.error <= alpha
+    rng = np.random.default_rng(0)
+    reps = 20000
+    for p in (0.5, 0.45, 0.35):  # a rate below 1/2: deciding "above" is the error (worst at p -> 1/2)
+        draws = rng.random((reps, n_max)) < p
+        wrong = 0
+        for row in draws:
+            for j in test.looks:
+                d = test.decide(int(row[:j].sum()), j)
+                if d is not None:
+                    wrong += d == "above"
+                    break
+        rate = wrong / reps
+        assert rate <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / reps), (p, rate)
+        # the exact dynamic programme agrees with the simulation
+        exact = operating_characteristic(test, p)["above"]
+        assert abs(rate - exact) <= 4 * np.sqrt(max(exact, 1e-4) / reps) + 1e-3
+
+
+def test_side_test_decides_fast_far_from_one_half_and_never_wrongly_at_the_extremes():
+    test = side_test(10, 0.05)
+    far = operating_characteristic(test, 0.02)
+    assert far["below"] > 0.9 and far["above"] < 1e-6 and far["expected_trials"] < 6
+    assert (
+        operating_characteristic(test, 1.0)["above"] == 1.0
+        and operating_characteristic(test, 1.0)["expected_trials"] == 5
+    )
+
+
+def test_side_test_bad_input():
+    with pytest.raises(ValueError, match="alpha"):
+        side_test(10, 0.6)
+    with pytest.raises(ValueError, match="n_max"):
+        side_test(0)
+    with pytest.raises(ValueError, match="looks"):
+        side_test(10).decide(1, 2)
+
+
+def test_predict_n50_from_finished_prompt_lengths():
+    assert predict_n50(3, {1: 10.0, 2: 20.0}, 12.0) == pytest.approx(30.0)
+    assert predict_n50(4, {2: 9.0}, 12.0) == pytest.approx(18.0)
+    assert predict_n50(2, {}, 12.0) == pytest.approx(24.0)
+    assert predict_n50(2, {1: float("nan")}, 5.0) == pytest.approx(10.0)
+
+
+def _curve(n50, k, seed, cap=300):
+    """A simulated model: target i at length n succeeds with the logistic probability; failures cost the cap."""
+    rng = np.random.default_rng(seed)
+    memo = {}
+
+    def outcome(n, i):
+        if (n, i) not in memo:
+            ok = rng.random() < logistic(n, n50, k)
+            memo[n, i] = (ok, int(cap * rng.uniform(0.2, 1.0)) if ok else cap)
+        return memo[n, i]
+
+    def evaluate(n, count):
+        return float(np.mean([outcome(n, i)[0] for i in range(count)])), count, 0
+
+    def cost(res):
+        return sum(outcome(int(n), i)[1] * n for n, t in zip(res.lengths, res.trials) for i in range(int(t)))
+
+    return evaluate, cost
+
+
+def test_sequential_search_finds_n50_with_fewer_token_steps_than_the_bisection():
+    errs, ratio = [], []
+    for rep in range(30):
+        ev, cost = _curve(40.0, 0.2, rep)
+        old = locate_n50(ev, 12, 4096, n_trials=10, n_probe=10, n_around=0)  # the first artifacts' design
+        new = locate_n50_sequential(ev, 12, 4096, n_trials=10)
+        assert new.bracketed and new.fit.ok
+        errs.append(new.n50 - 40.0)
+        ratio.append(cost(old) / cost(new))
+        assert set(new.trials) <= {5.0, 7.0, 9.0, 10.0}  # decided early far away, all ten where it is pinned
+    assert abs(np.mean(errs)) < 1.5 and np.sqrt(np.mean(np.square(errs))) < 4.0
+    assert np.mean(ratio) > 1.2
+
+
+def test_sequential_search_spends_all_targets_on_the_lengths_that_pin_the_crossing():
+    ev, _ = _curve(20.0, 0.4, 1)
+    res = locate_n50_sequential(ev, 8, 512, n_trials=20)
+    lo, hi = res.bracket
+    full = {int(n) for n, t in zip(res.lengths, res.trials) if t == 20}
+    assert lo in full and hi in full and lo < 20 < hi + 3
+    assert min(res.trials) < 20  # lengths far from n50 were settled with fewer targets
+
+
+def test_sequential_search_one_sided_when_nothing_fails():
+    res = locate_n50_sequential(lambda n, c: (1.0, c, 0), 4, 64, n_trials=10)
+    assert not res.bracketed and not res.fit.ok and res.fit.bound == (">=", 64.0)
+
+
+def _tiny():
+    torch.manual_seed(0)
+    cfg = transformers.GPTNeoXConfig(
+        vocab_size=64,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=64,
+        initializer_range=0.3,
+    )
+    return wrap_model(transformers.GPTNeoXForCausalLM(cfg), verify=False)
+
+
+def _source(n, i):
+    return torch.randint(0, 64, (n,), generator=torch.Generator().manual_seed(1000 * n + i)).tolist()
+
+
+def test_a_search_killed_at_a_random_point_and_resumed_gives_the_same_outcomes(tmp_path):
+    tiny = _tiny()
+    kw = dict(model_name="tiny", source_name="rand", n_pred=6, show_progress=False, **FAST)
+    full = find_n50(tiny, _source, 1, 6, store=ResultStore(tmp_path / "a"), **kw)
+    batches = len({(r["n"]) for r in full.outcomes})
+    assert full.design == "sequential" and full.runs == len(full.outcomes) and full.cached == 0
+    kill = int(np.random.default_rng(7).integers(1, max(2, batches)))
+    store = ResultStore(tmp_path / "b")
+    calls = {"n": 0}
+
+    def stop():
+        calls["n"] += 1
+        return calls["n"] > kill
+
+    with pytest.raises(StopSearch):
+        find_n50(tiny, _source, 1, 6, store=store, should_stop=stop, **kw)
+    again = find_n50(tiny, _source, 1, 6, store=store, **kw)
+    strip = lambda res: [(r["n"], r["target"], r["success"], r["steps"]) for r in res.outcomes]  # noqa: E731
+    assert strip(again) == strip(full)
+    assert again.cached > 0 and again.runs + again.cached == full.runs
+    assert again.token_steps == full.token_steps == token_steps(full.outcomes, 1)
+
+
+def test_find_n50_refuses_an_unknown_design():
+    with pytest.raises(ValueError, match="design must be one of 'sequential', 'bisect'"):
+        find_n50(_tiny(), _source, 1, 4, design="grid")
+
+
+def test_token_steps_counts_every_input_position_of_every_step():
+    rows = [{"n": 5, "steps": 10}, {"n": 2, "steps": 3}]
+    # m = 2, a BOS before the prompt: positions = 1 + 2 + n - 1
+    assert token_steps(rows, 2, 1) == 10 * 7 + 3 * 4
+
+
+def test_a_budget_read_off_a_longer_run_equals_running_that_budget(tmp_path):
+    """With no patience, b steps are the first b steps of a longer run: nested outcomes equal direct ones."""
+    tiny = _tiny()
+    kw = dict(
+        model_name="tiny",
+        source_name="rand",
+        show_progress=False,
+        lr=0.05,
+        design="bisect",
+        n_start=6,
+        n_probe=6,
+        n_around=0,
+    )
+    long_store = ResultStore(tmp_path / "nested")
+    find_n50(tiny, _source, 1, 6, store=long_store, max_steps=60, patience=60, **kw)
+    nested = find_n50(tiny, _source, 1, 6, store=long_store, max_steps=20, patience=20, nested_budgets=(20, 60), **kw)
+    direct = find_n50(tiny, _source, 1, 6, store=ResultStore(tmp_path / "direct"), max_steps=20, patience=20, **kw)
+    strip = lambda res: [(r["n"], r["target"], r["success"], r["steps"]) for r in res.outcomes]  # noqa: E731
+    assert strip(nested) == strip(direct)
+    assert any(r.get("derived_from") == 60 for r in nested.outcomes) and nested.runs < direct.runs

@@ -1,0 +1,60 @@
+"""Tests of accessibility_lib.geometry.support: the chapter-5 pipeline on an untrained tiny GPT-NeoX.
+
+Expected values are computed here independently of the code under test: the embeddings by the Hugging Face
+base model itself (not the library's sampler), the radii by NumPy, and the ball slopes by the closed form of
+Cor 4.6 written out, C = d·ln(1 + 2r/ε)/ln|V|.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from accessibility_lib.geometry import support
+from accessibility_lib.geometry.embeddings import prompt_tokens
+from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.models import fingerprint, tiny
+
+
+def test_fingerprint_tracks_weights():
+    a, b = tiny.random_tiny_handle(0), tiny.random_tiny_handle(0)
+    assert fingerprint.weights_fingerprint(a) == fingerprint.weights_fingerprint(b)
+    with torch.no_grad():
+        b.model.gpt_neox.layers[0].mlp.dense_h_to_4h.weight[-1, -1] += 1.0
+    assert fingerprint.weights_fingerprint(a) != fingerprint.weights_fingerprint(b)
+
+
+def _independent_embeddings(h, n_prompts, lengths):
+    """(N·|lengths|, d) post-final-norm hidden states at the last position, straight from the HF base model."""
+    out = []
+    with torch.no_grad():
+        for ell in lengths:
+            ids = prompt_tokens(h, ell, 0, 256, seed=0)[:n_prompts]  # the ids the sampler draws (chunk 0)
+            out.append(h.model.gpt_neox(input_ids=ids).last_hidden_state[:, -1].numpy())
+    return np.concatenate(out).astype(np.float64)
+
+
+def test_analyse_model_rows_and_resume(tmp_path):
+    h = tiny.random_tiny_handle()
+    store = ResultStore(tmp_path)
+    r = support.analyse_model(h, "tiny", n_prompts=8, lengths=[4, 8], cell_samples=1500, store=store)
+    assert r.geometry.n_points == 16 and (r.d, r.vocab_size) == (64, 512)
+    emb = _independent_embeddings(h, 8, [4, 8])  # (16, 64)
+    r2, r_inf = np.linalg.norm(emb, axis=1).max(), np.abs(emb).max()
+    assert r.stats["l2"] == pytest.approx(r2, rel=1e-5) and r.stats["linf"] == pytest.approx(r_inf, rel=1e-5)
+
+    rep, cor = r.columns["replication"], r.columns["corrected"]
+    # replication: ε = r∞·2^-11 and r = r∞, so 2r/ε = 4096 and C = 64·ln 4097/ln 512 = 64 × 8.318011/6.238325
+    assert rep.rows["ball"].C == pytest.approx(85.3358, rel=1e-5)
+    # corrected: r = max ‖h‖₂, same ε: C = 64·ln(1 + 2·r2/(r∞·2^-11))/ln 512
+    eps = r_inf * 2.0**-11
+    assert cor.rows["ball"].eps == pytest.approx(eps) and cor.rows["ball"].r == pytest.approx(r2)
+    assert cor.rows["ball"].C == pytest.approx(64 * math.log1p(2 * r2 / eps) / math.log(512))
+    assert cor.rows["ball"].C > rep.rows["ball"].C  # r2 > r∞ for any vector with two non-zero coordinates
+    assert cor.rows["cone"].C <= cor.rows["ball"].C + 1e-12  # a cap of the sphere packs fewer points than the ball
+    assert cor.cells.n_samples == 1500 and 1 <= cor.cells.tokens_hit <= 512
+
+    again = support.analyse_model(h, "tiny", n_prompts=8, lengths=[4, 8], cell_samples=1500, store=store)
+    for method in ("replication", "corrected"):
+        assert again.columns[method].to_dict() == r.columns[method].to_dict()

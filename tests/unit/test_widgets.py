@@ -1,0 +1,339 @@
+"""accessibility_lib.figures.widgets: the explorers' Python side equals bounds, and their JS equals the Python.
+
+Expected values come from the paper (C = 590.09 and C / C_exp = 590.09 / 90.37 = 6.53 for Pythia-160M under
+the replication convention), from hand derivations, or from accessibility_lib.theory.bounds. The JS parity tests
+import explorer.js in node (skipped when node is missing); the browser test (tests/test_browser.py) checks
+the rendered static pages.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from accessibility_lib.figures.widgets import (
+    AXIS_CHOICES,
+    DEFAULT_RANGES,
+    BoundExplorer,
+    CrammingExplorer,
+    MeanFieldExplorer,
+    book_models,
+    check_series,
+    convention_ball,
+    conventions_table,
+    paper_cramming_series,
+    paper_models,
+    series_from_fits,
+)
+from accessibility_lib.theory import bounds, paper, precision
+
+JS = Path(__file__).resolve().parents[2] / "accessibility_lib" / "figures" / "widgets" / "explorer.js"
+PYTHIA_C = 768 * math.log(4097) / math.log(50304)  # Cor 4.6 at 2r/ε = 4096, by hand
+
+CASES = [
+    dict(d=768, r=1.0, eps=2.0**-11, vocab_size=50304, m=1, n=600, log10_n=2.5, q=1.0),  # Pythia-160M, replication
+    dict(d=1, r=0.1, eps=1.0, vocab_size=2, m=1, n=1, log10_n=0.5, q=1.0),
+    dict(d=100_000, r=1e3, eps=1e-300, vocab_size=10_000_000, m=1_000_000, n=10**9, log10_n=9.0, q=2.0),  # overflow
+    dict(d=4, r=1.0, eps=0.25, vocab_size=30, m=3, n=5000, log10_n=4.0, q=1.5),
+    dict(d=2048, r=57.38, eps=57.38 * 2.0**-11, vocab_size=50304, m=7, n=20000, log10_n=5000.0, q=1.0),
+    dict(d=4096, r=300.0, eps=1e-10, vocab_size=50304, m=1000, n=10**9, log10_n=90000.0, q=4.0),
+]
+
+
+def test_defaults_are_pythia_160m_under_replication_convention() -> None:
+    v = BoundExplorer().values()
+    assert round(v["C"], 2) == 590.09 and v["C"] == pytest.approx(PYTHIA_C, rel=1e-12)
+    assert v["nstar"] == v["C"]  # m = 1
+    assert v["lnFracN"] == pytest.approx(768 * math.log(4097) - 600 * math.log(50304), rel=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_ball_values_equal_bounds(case: dict) -> None:
+    v = BoundExplorer(**case).values()
+    d, r, eps, V, m, n = (case[k] for k in ("d", "r", "eps", "vocab_size", "m", "n"))
+    assert v["C"] == bounds.ball_slope(d, r, eps, V)
+    assert v["logP"] == bounds.log_packing_ball(d, r, eps, m)
+    assert v["nstar"] == pytest.approx(v["C"] * m, rel=1e-15)
+    assert v["log10Nstar"] == pytest.approx(math.log10(v["C"] * m), rel=1e-12)
+    assert v["lnFracN"] == bounds.log_accessible_fraction(d, r, eps, V, m, n)
+    assert all(math.isfinite(x) for x in v.values())
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_mean_field_values_equal_bounds(case: dict) -> None:
+    v = BoundExplorer(formula="mean_field", axis_max=5, **case).values()
+    d, r, eps, V, q, m = (case[k] for k in ("d", "r", "eps", "vocab_size", "q", "m"))
+    assert v["loglog"] == bounds.mean_field_loglog_count(d, r, eps, q)
+    assert v["logNstar"] == pytest.approx(v["loglog"] - math.log(math.log(V)), rel=1e-15)
+    assert v["log10Nstar"] == pytest.approx(v["logNstar"] / math.log(10), rel=1e-15)
+    assert v["nstarBall"] == pytest.approx(bounds.ball_threshold_length(d, r, eps, V, m), rel=1e-12)
+    assert all(x is None or math.isfinite(x) for x in v.values())
+
+
+@pytest.mark.parametrize("n", [2, 50, 6145, 6146, 6200, 10**5])
+def test_mean_field_fraction_in_log_space_equals_bounds(n: int) -> None:
+    """negLog10FracN = log10(−log10 fraction) at n: compared with bounds' ln fraction where it fits a float."""
+    w = MeanFieldExplorer(log10_n=math.log10(n))
+    got = w.values()["negLog10FracN"]
+    ln_frac = bounds.mean_field_log_accessible_fraction(4, 1.0, 0.25, 30, n, 1.0)
+    if ln_frac == 0.0:
+        assert got is None
+    else:
+        assert got == pytest.approx(math.log10(-ln_frac / math.log(10)), rel=1e-9, abs=1e-9)
+
+
+def test_mean_field_threshold_of_a_real_model_is_finite_in_log_space() -> None:
+    w = MeanFieldExplorer(models=paper_models(), model="Pythia-160M")
+    v = w.values()
+    # ln ln #acc = 768 ln 4097 + ln(1 + ln(1 + 4096)) at q = 1 (Thm 4.9), by hand
+    loglog = 768 * math.log(4097) + math.log(1 + math.log(4097))
+    assert v["loglog"] == pytest.approx(loglog, rel=1e-12)
+    assert v["log10Nstar"] == pytest.approx((loglog - math.log(math.log(50304))) / math.log(10), rel=1e-12)
+    assert 2774 < v["log10Nstar"] < 2775
+
+
+def test_mean_field_explorer_defaults() -> None:
+    w = MeanFieldExplorer()
+    assert w.formula == "mean_field" and w.d == 4 and w.axis_max in AXIS_CHOICES["mean_field"]
+    assert math.isfinite(w.values()["log10Nstar"])
+
+
+def test_select_sets_the_documented_values() -> None:
+    """Menu semantics: d, |V| from the model; r = r∞ and ε = r∞·2^-11 (replication); r = max L2 and ε = r·u (fp32)."""
+    w = BoundExplorer(models=paper_models())
+    w.select("Pythia-160M", "replication")
+    assert (w.d, w.vocab_size, w.r, w.eps) == (768, 50304, 22.45, 22.45 * 2.0**-11)
+    assert w.values()["C"] == pytest.approx(PYTHIA_C, rel=1e-12)
+    w.select("Qwen2-0.5B", "fp32")
+    assert (w.d, w.vocab_size, w.r, w.eps) == (896, 151936, 326.0, 326.0 * 2.0**-24)
+    if "corrected" in precision.CONVENTIONS:
+        w.select("Pythia-1B", "corrected")
+        assert (w.r, w.eps) == (116.0, 57.38 * 2.0**-11)
+    w.select("")
+    assert w.model == "" and w.d == 2048
+    with pytest.raises(ValueError, match="model"):
+        w.select("GPT-9")
+    with pytest.raises(ValueError, match="convention"):
+        w.select("Pythia-160M", "fp8")
+
+
+def test_convention_ball_matches_precision() -> None:
+    for key, conv in precision.CONVENTIONS.items():
+        if conv.absolute is not None:
+            continue
+        r, eps = convention_ball(key, 271.0, 22.45)
+        if hasattr(conv, "ball"):
+            assert (r, eps) == pytest.approx(conv.ball(271.0, 22.45), rel=1e-15)
+        assert eps == pytest.approx(conv.eps(r=r, r_inf=22.45), rel=1e-15)
+    assert {c["key"] for c in conventions_table()} >= {"replication", "fp32", "table1_pythia"}
+
+
+def test_paper_models_carry_the_papers_numbers() -> None:
+    ms = {m["name"]: m for m in paper_models()}
+    assert len(ms) == len(paper.models()) == 10
+    p = ms["Pythia-160M"]
+    assert (p["d"], p["vocab"], p["r_inf"], p["r2"]) == (768, 50304, 22.45, 271.0)
+    assert (p["slope_natural"], p["slope_random"]) == (90.37, 44.13)
+    assert ms["Pythia-1.4B"]["slope_natural"] == 261.4 and ms["Pythia-1.4B"]["slope_random"] is None
+
+
+def test_book_models_measures_nano_and_skips_what_is_not_fetched() -> None:
+    entries, notes = book_models(["nano", "not-a-fetched-model"], n_prompts=8, length=8)
+    assert [e["name"] for e in entries] == ["nano"]
+    nano = entries[0]
+    assert (nano["d"], nano["vocab"]) == (128, 4096)  # the shipped config
+    assert 0 < nano["r_inf"] <= nano["r2"] <= math.sqrt(nano["d"]) * nano["r_inf"]  # ‖x‖∞ ≤ ‖x‖2 ≤ √d ‖x‖∞
+    assert any("not-a-fetched-model" in n and "not fetched" in n for n in notes)
+
+
+def test_paper_cramming_series_reproduce_the_reported_slopes() -> None:
+    series = {s["name"]: s for s in paper_cramming_series("replication")}
+    assert len(series) == 4
+    for name, s in series.items():
+        model, kind = name.split(",")[0], ("natural" if "natural" in name else "random")
+        reported = paper.MEASURED_SLOPES[model][0 if kind == "natural" else 1]
+        assert s["slope"] == reported
+        ms = [p[0] for p in s["points"]]
+        assert ms == [1, 2, 3, 4, 5]
+        for m, n50, lo, hi in s["points"]:
+            assert lo < n50 < hi
+        if kind == "natural" and model == "Pythia-160M":  # n50(m) within 3 % of 90.37·m (the paper's line)
+            assert all(abs(n50 / (90.37 * m) - 1) < 0.03 for m, n50, _, _ in s["points"])
+
+
+def test_cramming_explorer_reproduces_table1_for_pythia_160m() -> None:
+    w = CrammingExplorer(series=paper_cramming_series("replication"))
+    v = w.values()
+    assert w.selected.startswith("Pythia-160M, natural") and (w.r, w.eps) == (22.45, 22.45 * 2.0**-11)
+    assert v["C"] == pytest.approx(PYTHIA_C, rel=1e-12) and round(v["C"], 2) == 590.09
+    assert round(v["ratio"], 2) == 6.53 == round(590.09 / 90.37, 2)
+    assert v["ratio2r"] == pytest.approx(4096.0)
+    assert v["slopePoints"] == pytest.approx(90.37, rel=0.01)
+    w.select("Qwen2-0.5B, random (paper, re-fitted)")
+    assert (w.r, w.eps) == (226.75, 226.75 * 2.0**-11)
+    assert w.values()["ratio"] == pytest.approx(896 * math.log(4097) / math.log(151936) / 36.65, rel=1e-12)
+
+
+def test_series_from_fits_skips_one_sided_fits() -> None:
+    class Fit:
+        def __init__(self, ok, n50, ci):
+            self.ok, self.n50, self.ci = ok, n50, ci
+
+    s = series_from_fits(
+        "nano",
+        {
+            1: Fit(True, 3.0, (2.0, 4.0)),
+            2: Fit(False, float("nan"), (float("nan"),) * 2),
+            4: Fit(True, 9.0, (float("nan"), float("nan"))),
+        },
+        d=128,
+        vocab=4096,
+        r=7.0,
+        eps=7.0 * 2.0**-11,
+        convention="replication",
+    )
+    assert s["points"] == [[1.0, 3.0, 2.0, 4.0], [4.0, 9.0, None, None]]
+    w = CrammingExplorer(series=[s])
+    assert w.values()["slope"] == pytest.approx(2.0) and w.values()["ratio"] == pytest.approx(
+        bounds.ball_slope(128, 7.0, 7.0 * 2.0**-11, 4096) / 2.0
+    )
+    with pytest.raises(ValueError, match="no fit"):
+        series_from_fits("x", {1: Fit(False, 0.0, (0, 0))}, d=1, vocab=2, r=1.0, eps=1.0, convention="")
+
+
+@pytest.mark.parametrize(
+    "series, match",
+    [
+        ([], "at least one"),
+        ([{"name": "a", "points": [], "d": 1, "vocab": 2, "r": 1.0, "eps": 1.0}], "points"),
+        ([{"name": "a", "points": [[0, 1, None, None]], "d": 1, "vocab": 2, "r": 1.0, "eps": 1.0}], "m"),
+        ([{"name": "a", "points": [[1, 1, None, None]], "d": 0, "vocab": 2, "r": 1.0, "eps": 1.0}], "d"),
+        ([{"name": "a", "points": [[1, 1, None, None]], "d": 1, "vocab": 2, "r": -1.0, "eps": 1.0}], "r"),
+        ([{"name": "a", "points": [[1, 1, None, None]], "d": 1, "vocab": 2, "r": 1.0, "eps": 1.0}] * 2, "unique"),
+    ],
+)
+def test_bad_series_raise(series, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        check_series(series)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"d": 0}, "d"),
+        ({"r": -1.0}, "r"),
+        ({"eps": 0.0}, "eps"),
+        ({"vocab_size": 1}, "vocab_size"),
+        ({"m": 0}, "m"),
+        ({"n": 0}, "n"),
+        ({"formula": "cube"}, "formula"),
+        ({"ranges": {"zz": (0, 1)}}, "ranges"),
+        ({"ranges": {"d": (5, 5)}}, "ranges"),
+        ({"ranges": {"d": (0, 5)}}, "ranges"),
+        ({"axis_max": 11}, "axis_max"),
+        ({"floor": -7}, "floor"),
+        ({"convention": "fp8"}, "convention"),
+        ({"model": "GPT-9"}, "model"),
+    ],
+)
+def test_bad_parameters_raise(kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name):
+        BoundExplorer(**kwargs)
+
+
+def test_ranges_are_synced_with_overrides() -> None:
+    w = BoundExplorer(ranges={"d": (1, 16)})
+    assert w.ranges["d"] == [1, 16] and w.ranges["eps"] == list(DEFAULT_RANGES["eps"])
+
+
+def test_slider_ranges_hold_every_menu_model() -> None:
+    """Every model of the paper, under every convention, lies inside the default slider ranges."""
+    lo_eps, hi_eps = DEFAULT_RANGES["eps"]
+    lo_r, hi_r = DEFAULT_RANGES["r"]
+    for m in paper_models():
+        assert DEFAULT_RANGES["d"][0] <= m["d"] <= DEFAULT_RANGES["d"][1]
+        assert DEFAULT_RANGES["vocab_size"][0] <= m["vocab"] <= DEFAULT_RANGES["vocab_size"][1]
+        for c in conventions_table():
+            r, eps = convention_ball(c["key"], m["r2"], m["r_inf"])
+            assert lo_r <= r <= hi_r and lo_eps <= eps <= hi_eps, (m["name"], c["key"], r, eps)
+
+
+def test_esm_is_our_file_and_names_no_url() -> None:
+    text = JS.read_text()
+    assert "export default" in text and "function compute" in text
+    assert "http://" not in text and "https://" not in text
+
+
+def _node(script: str) -> object:
+    proc = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _same(js: object, py: object, where: object) -> None:
+    if py is None:
+        assert js is None, where
+    elif isinstance(js, str):
+        assert js == "Infinity" and py == math.inf, where
+    else:
+        assert js == pytest.approx(py, rel=1e-12, abs=1e-12), (where, js, py)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_js_compute_equals_python() -> None:
+    script = (
+        f"import {{ compute }} from {json.dumps(JS.as_uri())};\n"
+        f"const cases = {json.dumps(CASES)};\n"
+        "const out = [];\n"
+        "for (const c of cases) { for (const f of ['ball', 'mean_field']) {\n"
+        "  const o = compute(f, c); const row = {};\n"
+        "  for (const [k, v] of Object.entries(o)) if (typeof v === 'number' || v === null)\n"
+        "    row[k] = v === null ? null : Number.isFinite(v) ? v : String(v);\n"
+        "  out.push(row); } }\n"
+        "console.log(JSON.stringify(out));\n"
+    )
+    results = _node(script)
+    i = 0
+    for case in CASES:
+        for formula in ("ball", "mean_field"):
+            kwargs = dict(case, axis_max=5) if formula == "mean_field" else case
+            js, py = results[i], BoundExplorer(formula=formula, **kwargs).values()
+            i += 1
+            for key, value in py.items():
+                _same(js[key], value, (formula, case, key))
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_js_cramming_and_conventions_equal_python() -> None:
+    series = paper_cramming_series("replication")
+    moves = [(s["eps"], s["r"]) for s in series] + [(1e-10, 1000.0), (10.0, 0.01)]
+    convs = conventions_table()
+    script = (
+        f"import {{ computeCramming, conventionBall }} from {json.dumps(JS.as_uri())};\n"
+        f"const series = {json.dumps(series)}; const moves = {json.dumps(moves)}; const convs = {json.dumps(convs)};\n"
+        "const out = {cram: [], conv: []};\n"
+        "for (const s of series) for (const [eps, r] of moves) { const o = computeCramming(s, eps, r);\n"
+        "  out.cram.push([o.C, o.slope, o.slopePoints, o.ratio, Math.pow(10, o.log10Ratio2rEps)]); }\n"
+        "for (const c of convs) { const b = conventionBall(c, 271.0, 22.45); out.conv.push([b.r, b.eps]); }\n"
+        "console.log(JSON.stringify(out));\n"
+    )
+    got = _node(script)
+    i = 0
+    for s in series:
+        for eps, r in moves:
+            w = CrammingExplorer(series=series, selected=s["name"], eps=eps, r=r)
+            v = w.values()
+            C, slope, slope_pts, ratio, ratio2r = got["cram"][i]
+            i += 1
+            _same(C, v["C"], (s["name"], eps, r))
+            _same(slope, v["slope"], s["name"])
+            assert slope_pts == pytest.approx(v["slopePoints"], rel=1e-9)
+            _same(ratio, v["ratio"], s["name"])
+            assert ratio2r == pytest.approx(v["ratio2r"], rel=1e-12)
+    for c, (r, eps) in zip(convs, got["conv"]):
+        assert (r, eps) == pytest.approx(convention_ball(c["key"], 271.0, 22.45), rel=1e-15), c["key"]
