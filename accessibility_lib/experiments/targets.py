@@ -143,7 +143,7 @@ def target_source(
         ValueError: an unknown kind, convention or corpus (the message lists the valid ones), a
             handle without a tokenizer, ``bos_prefix`` under ``"replication"`` or without a BOS token.
     """
-    from accessibility_lib.experiments import text
+    from accessibility_lib.models import text
 
     kind = _choice("kind", kind, TARGET_KINDS)
     convention = _choice("convention", convention, LENGTH_CONVENTIONS)

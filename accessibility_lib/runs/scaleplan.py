@@ -11,7 +11,7 @@ facts (:data:`accessibility_lib.models.standins.ARCHITECTURES`):
   frozen: 2× the forward); a training step (copying) adds the weight gradients (3× the forward).
   The test suite checks these counts against ``torch.utils.flop_counter`` on stand-ins at two sizes.
 - **Work**: tokens forwarded, optimiser steps and Monte-Carlo points. Cramming's search is data
-  dependent; it is simulated with the library's own :func:`accessibility_lib.experiments.n50_bisect.locate_n50` on a success
+  dependent; it is simulated with the library's own search (:func:`accessibility_lib.experiments.n50_sequential.locate_n50_sequential`) on a success
   curve that steps down at the paper's n50 (its measured slope C_exp × m), and every target is charged
   ``max_steps`` steps: an upper bound (a crammed target stops early).
 - **Memory peaks**: the model's parameters in the run's dtype, plus the largest working set of the
@@ -87,13 +87,16 @@ class Work:
     notes: str = ""
 
 
-def cramming_lengths(n50: float, m: int, n_targets: int, n_min: int = 2, n_max: int = 2048) -> list[tuple[int, int]]:
+def cramming_lengths(
+    n50: float, m: int, n_targets: int, n_min: int = 2, n_max: int = 2048, n_pred: float | None = None
+) -> list[tuple[int, int]]:
     """The (length, targets) pairs the n50 search crams when the success curve steps down at ``n50``.
 
-    Runs :func:`accessibility_lib.experiments.n50_bisect.locate_n50` itself (the chapter's search: start 2m, double, bisect,
-    4 lengths around the crossing with every target) on a curve that is 1 below n50 and 0 above.
+    Runs the chapter's search itself (:func:`accessibility_lib.experiments.n50_sequential.locate_n50_sequential`,
+    started at ``n_pred``, default 12·m) on a curve that is 1 below n50 and 0 above: the sides are settled
+    after the first look, so every length but the two that pin the crossing gets the test's first look.
     """
-    from accessibility_lib.experiments.n50_bisect import locate_n50
+    from accessibility_lib.experiments.n50_sequential import locate_n50_sequential
 
     asked: list[tuple[int, int]] = []
 
@@ -101,7 +104,8 @@ def cramming_lengths(n50: float, m: int, n_targets: int, n_min: int = 2, n_max: 
         asked.append((n, count))
         return (1.0 if n < n50 else 0.0), count, 0
 
-    locate_n50(evaluate, max(n_min, 2 * m), n_max, n_trials=n_targets, n_min=n_min)
+    start = 12.0 * m if n_pred is None else n_pred
+    locate_n50_sequential(evaluate, start, n_max, n_trials=n_targets, n_min=n_min)
     done: dict[int, int] = {}
     for n, count in asked:  # a length asked again with more targets crams only the new ones
         done[n] = max(done.get(n, 0), count)
@@ -117,13 +121,13 @@ def _cramming(params: dict, preset: str) -> list[Work]:
     slopes = MEASURED_SLOPES[listed[name]]
     dt = params["dtype"]
     out = []
-    for kind in params["kinds"]:
+    for kind in params["kinds"]:  # one sweep unit per kind: its ms run in order, each from the n50s before it
         slope = slopes[0] if kind == "natural" else slopes[1]
-        for m in params["ms"]:
+        tokens = steps = flops = peak = 0.0
+        details = []
+        for i, m in enumerate(sorted(params["ms"])):
             n50 = slope * m
-            plan = cramming_lengths(n50, m, params["n_targets"], n_max=arch.n_ctx - m)
-            tokens = steps = flops = 0.0
-            peak = 0.0
+            plan = cramming_lengths(n50, m, params["n_targets"], n_max=arch.n_ctx - m, n_pred=None if i == 0 else n50)
             for n, count in plan:
                 T = m + n - 1
                 per_step = step_flops(arch, T, n - 1, "cram")  # forward + backward to the prompt
@@ -133,22 +137,22 @@ def _cramming(params: dict, preset: str) -> list[Work]:
                 logits = 3.0 * count * (n - 1) * arch.d_vocab * 4  # fp32 logits, log-softmax, gradient
                 acts = count * T * arch.n_layers * (6 * arch.d_model + arch.d_ff) * _BYTES[dt]
                 peak = max(peak, logits + acts)
-            out.append(
-                Work(
-                    "cramming",
-                    name,
-                    f"{kind}, m = {m}",
-                    tokens,
-                    steps,
-                    0.0,
-                    {"cram": flops},
-                    _params_bytes(arch, dt) + peak,
-                    dt,
-                    True,
-                    f"{len(plan)} lengths up to {max(n for n, _ in plan)} tokens (n50 ≈ {n50:.0f}), "
-                    f"{sum(c for _, c in plan)} targets × {params['max_steps']} steps",
-                )
+            details.append(f"m = {m}: {len(plan)} lengths, {sum(c for _, c in plan)} targets (n50 ≈ {n50:.0f})")
+        out.append(
+            Work(
+                "cramming",
+                name,
+                f"{kind}, m = {', '.join(str(m) for m in sorted(params['ms']))}",
+                tokens,
+                steps,
+                0.0,
+                {"cram": flops},
+                _params_bytes(arch, dt) + peak,
+                dt,
+                True,
+                "; ".join(details) + f"; × {params['max_steps']} steps (upper bound: a crammed target stops early)",
             )
+        )
     emb_tokens = params["n_embed_prompts"] * params["embed_length"]
     out.append(
         Work(
@@ -200,10 +204,11 @@ def _support(params: dict) -> list[Work]:
 
 
 def _copying(params: dict) -> list[Work]:
-    from accessibility_lib.runs.sweeps import copying_settings
+    from accessibility_lib.runs.work import copying_runs
 
     out = []
-    for label, base, _, max_len in copying_settings(params):
+    for _, cfg in copying_runs(params):
+        base, max_len = cfg.base, cfg.train_max_len
         if base == "scratch":
             continue
         full = architecture(base.removeprefix("standin:"))

@@ -154,8 +154,10 @@ class Report:
 
 def _describe(record: dict) -> str:
     r = record["result"]
-    if "fit" in r:
-        return f"{r['fit']['describe']} ({r['crammed']} targets crammed, {r['found']} found in the store)"
+    if record.get("chapter") == "cramming" or (r and all(isinstance(v, dict) and "fit" in v for v in r.values())):
+        return "; ".join(
+            f"m = {m}: {v['fit']['describe']} ({v['crammed']} crammed, {v['found']} found)" for m, v in r.items()
+        )
     if "C" in r:
         return f"d = {r['d']}, |V| = {r['vocab']}, ball C = {r['C'].get('corrected', {}).get('ball')}"
     return f"{r['steps']} steps, {'reached' if r['reached'] else 'did not reach'} 100 %"

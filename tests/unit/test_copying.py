@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from accessibility_lib.experiments import cliffs
 from accessibility_lib.experiments import copying as C
 from accessibility_lib.experiments import copying_model as CM
 from accessibility_lib.ground.results import ResultStore
@@ -186,7 +187,7 @@ def test_mean_field_cliff_against_the_theorem_evaluated_directly(d, ratio):
     mp.mp.dps = 40
     count = mp.power(mp.e + mp.e * ratio, mp.mpf(1 + ratio) ** d)  # the bound on #accessible itself
     n_star = mp.log(count) / mp.log(26)
-    val = C.mean_field_cliff_log10(d, ratio / 2, 1.0, 26)
+    val = cliffs.mean_field_cliff_log10(d, ratio / 2, 1.0, 26)
     assert val == pytest.approx(float(mp.log10(n_star)), abs=1e-9)
     if d == 1:  # small enough for plain floats: (5e)^5 = 4.638e5 sequences, n* = 5·(1 + ln 5)/ln 26 = 4.0045
         assert 10**val == pytest.approx(math.log((5 * math.e) ** 5) / math.log(26), rel=1e-12)
@@ -244,27 +245,27 @@ def test_docstring_example():
 
 def test_step_data_are_detected_and_described():
     n = np.array([2, 4, 6, 7, 8, 9, 10, 11, 12, 14])
-    step = C.cliff_data(n, (n <= 8).astype(float), 50)  # 1 up to 8, 0 from 9: a step with no intermediate rate
+    step = cliffs.cliff_data(n, (n <= 8).astype(float), 50)  # 1 up to 8, 0 from 9: a step with no intermediate rate
     assert step.is_step and step.n_intermediate == 0 and (step.last_full, step.first_zero) == (8, 9)
     text = step.describe()
     assert "between 8 and 9" in text and "R² is 1 by construction" in text and "50 strings" in text
-    fall = C.cliff_data(n, [1, 1, 1, 1, 0.96, 0.6, 0.1, 0, 0, 0])
+    fall = cliffs.cliff_data(n, [1, 1, 1, 1, 0.96, 0.6, 0.1, 0, 0, 0])
     assert not fall.is_step and fall.n_intermediate == 3 and (fall.last_full, fall.first_zero) == (7, 11)
     assert "3 tested lengths (n = 8 to 10) with intermediate rates" in fall.describe()
-    one = C.cliff_data(n, [1, 1, 1, 1, 0.5, 0, 0, 0, 0, 0])
+    one = cliffs.cliff_data(n, [1, 1, 1, 1, 0.5, 0, 0, 0, 0, 0])
     assert "1 tested length (n = 8) with an intermediate rate" in one.describe()
-    assert not C.cliff_data(n, [1, 1, 0, 1, 0, 0, 0, 0, 0, 0]).is_step  # 0/1 only, but not ordered
-    assert "beyond n = 14" in C.cliff_data(n, np.ones(10)).describe()
+    assert not cliffs.cliff_data(n, [1, 1, 0, 1, 0, 0, 0, 0, 0, 0]).is_step  # 0/1 only, but not ordered
+    assert "beyond n = 14" in cliffs.cliff_data(n, np.ones(10)).describe()
     # near-full rates far below the cliff do not make a fall: they pin neither its position nor its steepness
-    misses = C.cliff_data(n, [1, 0.98, 0.96, 0.98, 1, 0, 0, 0, 0, 0], 50)
+    misses = cliffs.cliff_data(n, [1, 0.98, 0.96, 0.98, 1, 0, 0, 0, 0, 0], 50)
     assert misses.is_step and misses.n_intermediate == 0 and (misses.last_full, misses.first_zero) == (8, 9)
     assert misses.n_misses_below == 3 and "sporadic misses at 3 shorter lengths" in misses.describe()
-    low = C.cliff_data(n, [1, 0.5, 1, 1, 1, 0, 0, 0, 0, 0])  # a real dip below the cliff: not a clean step
+    low = cliffs.cliff_data(n, [1, 0.5, 1, 1, 1, 0, 0, 0, 0, 0])  # a real dip below the cliff: not a clean step
     assert not low.is_step and low.n_intermediate == 0
     with pytest.raises(ValueError, match="rates"):
-        C.cliff_data([1, 2], [0.5, 1.5])
+        cliffs.cliff_data([1, 2], [0.5, 1.5])
     with pytest.raises(ValueError, match="distinct"):
-        C.cliff_data([1, 1], [1, 0])
+        cliffs.cliff_data([1, 1], [1, 0])
 
 
 def test_compare_cliffs_never_reports_a_move_the_data_cannot_show():
@@ -273,18 +274,18 @@ def test_compare_cliffs_never_reports_a_move_the_data_cannot_show():
     n = np.array([2, 4, 6, 7, 8, 9, 10, 11, 12, 14])
     p8, p11 = (n <= 8).astype(float), (n <= 11).astype(float)
     f8, f8b, f11 = (fit_sigmoid(n, p, n_trials=50) for p in (p8, p8, p11))
-    c8, c11 = C.cliff_data(n, p8), C.cliff_data(n, p11)
-    same = C.compare_cliffs(f8, f8b, "d = 32", "d = 64", c8, c8)
+    c8, c11 = cliffs.cliff_data(n, p8), cliffs.cliff_data(n, p11)
+    same = cliffs.compare_cliffs(f8, f8b, "d = 32", "d = 64", c8, c8)
     assert "same step between 8 and 9" in same and "8.50" not in same
-    moved = C.compare_cliffs(f8, f11, "L = 8", "L = 12", c8, c11)
+    moved = cliffs.compare_cliffs(f8, f11, "L = 8", "L = 12", c8, c11)
     assert moved.startswith("the cliff moved out") and "between 11 and 12" in moved
-    assert C.compare_cliffs(f11, f8, "a", "b", c11, c8).startswith("the cliff moved in")
+    assert cliffs.compare_cliffs(f11, f8, "a", "b", c11, c8).startswith("the cliff moved in")
     # a resolved fall at ~9.2 against the step between 8 and 9: 95 % ranges [8.99, 9.32] and about [8.1, 8.9]
     fall = fit_sigmoid(n, [1, 1, 1, 1, 0.96, 0.6, 0.1, 0, 0, 0], n_trials=50)
-    assert C.cliff_interval(fall)[0] > C.cliff_interval(f8)[1]
-    assert C.compare_cliffs(f8, fall, "a", "b", c8).startswith("the cliff moved out")
+    assert cliffs.cliff_interval(fall)[0] > cliffs.cliff_interval(f8)[1]
+    assert cliffs.compare_cliffs(f8, fall, "a", "b", c8).startswith("the cliff moved out")
     # one-sided results are ranges too: n50 ≥ 14 against a step at 8–9 is a move, two "≥ 14" are not
     always = fit_sigmoid(n, np.ones(10), n_trials=50)
-    assert C.cliff_interval(always) == (14.0, math.inf)
-    assert C.compare_cliffs(f8, always, "a", "b").startswith("the cliff moved out")
-    assert C.compare_cliffs(always, always, "a", "b").startswith("no move the data can show")
+    assert cliffs.cliff_interval(always) == (14.0, math.inf)
+    assert cliffs.compare_cliffs(f8, always, "a", "b").startswith("the cliff moved out")
+    assert cliffs.compare_cliffs(always, always, "a", "b").startswith("no move the data can show")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from accessibility_lib.experiments import effective_eps
 from accessibility_lib.experiments import perturbation as P
 
 EPS = 2.0**-6  # the known grid
@@ -37,7 +38,7 @@ def test_known_grid_epsilon_is_recovered():
     assert nxt.t.shape == (12, 6) and out.t.shape == (12, 6)
     np.testing.assert_allclose(nxt.t, EPS / 2, rtol=2e-3)
     np.testing.assert_allclose(out.t, EPS / 2, rtol=2e-3)
-    eff = P.summarize(nxt, n_boot=200)
+    eff = effective_eps.summarize(nxt, n_boot=200)
     assert eff.eps == pytest.approx(EPS, rel=2e-3)
     assert eff.ci[0] <= eff.eps <= eff.ci[1]
     assert eff.ci[1] == pytest.approx(EPS, rel=2e-3)
@@ -69,7 +70,7 @@ def test_h_margin_hand_example():
     h = torch.tensor([[2.0, 1.0]])
     # argmax 0 (z = 2, 1, -3); token 1 needs Δ/‖w0 − w1‖₁ = 1/2, token 2 needs 5/3
     u = torch.tensor([[-1.0, 1.0], [1.0, -1.0], [0.0, 1.0]])
-    worst, along = P.h_margin_distances(h, W, None, directions=u)
+    worst, along = effective_eps.h_margin_distances(h, W, None, directions=u)
     assert worst[0] == pytest.approx(0.5)
     # along (-1, 1): token 1 gains 2 per unit -> 1/2; token 2 gains 1 -> 5. Along (1, -1): no token gains.
     # along (0, 1): token 1 gains 1 -> 1; token 2 loses.
@@ -82,7 +83,7 @@ def test_h_margin_against_brute_force():
     b = torch.as_tensor(rng.normal(size=40))
     h = torch.as_tensor(rng.normal(size=(10, 6)) * 3)
     u = P.random_directions((6,), 10 * 4, seed=0).view(10, 4, 6).double()
-    worst, along = P.h_margin_distances(h, W, b, directions=u, chunk=7)
+    worst, along = effective_eps.h_margin_distances(h, W, b, directions=u, chunk=7)
     top = (h @ W.T + b).argmax(1)
     for n in range(10):
         for k in range(4):
@@ -120,15 +121,15 @@ def test_handle_path_reproducible_from_seed():
     assert not np.array_equal(a[0].t, c[0].t)
     assert np.all(a[1].t <= a[0].t)  # the n-token output changes no later than its first token
     assert a[0].dtype == "float32" and a[0].model == "tiny-neox"
-    hn, hout = P.h_sensitivity(h, x, n_tokens=3, n_directions=3, seed=0)
+    hn, hout = effective_eps.h_sensitivity(h, x, n_tokens=3, n_directions=3, seed=0)
     assert hn.t.shape == (3, 3) and np.all(hout.t <= hn.t) and np.all(hout.worst <= hn.worst)
     assert np.all(hn.worst <= hn.t.min(1) + 1e-12)
-    eff = P.model_effective_eps(h, space="h", n_prompts=3, m=2, n_directions=2)
+    eff = effective_eps.model_effective_eps(h, space="h", n_prompts=3, m=2, n_directions=2)
     assert eff.eps > 0 and eff.space == "h" and eff.n_directions == 0  # default in h: the exact worst direction
     assert eff.eps == pytest.approx(2 * float(np.quantile(hn.worst, 0.5, method="inverted_cdf")))
-    assert P.summarize(hn, over="worst").eps <= P.summarize(hn).eps
+    assert effective_eps.summarize(hn, over="worst").eps <= effective_eps.summarize(hn).eps
     with pytest.raises(ValueError, match="only the h space"):
-        P.summarize(a[0], over="worst")
+        effective_eps.summarize(a[0], over="worst")
 
 
 def test_no_soft_prompt_path_is_a_clear_error():
@@ -147,15 +148,15 @@ def test_no_soft_prompt_path_is_a_clear_error():
     with pytest.raises(P.NoSoftPromptError, match="no soft-prompt path.*inputs_embeds"):
         P.prompt_sensitivity(Handle(), torch.ones(1, 1, 4))
     with pytest.raises(P.NoSoftPromptError, match="no soft-prompt path"):
-        P.model_effective_eps(object())
+        effective_eps.model_effective_eps(object())
 
 
 def test_bad_arguments():
     h = _tiny_handle()
     with pytest.raises(ValueError, match="space must be"):
-        P.model_effective_eps(h, space="logits")
+        effective_eps.model_effective_eps(h, space="logits")
     with pytest.raises(ValueError, match=r"prompts must be a \(P, m, d\)"):
         P.prompt_sensitivity(grid_decoder(1), torch.ones(3, 4))
     sens = P.Sensitivity("prompt", "next token", 1, np.ones((2, 2)), np.ones(2))
     with pytest.raises(ValueError, match="quantile"):
-        P.summarize(sens, quantile=1.5)
+        effective_eps.summarize(sens, quantile=1.5)

@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from accessibility_lib.experiments.sidetest import side_test
 from accessibility_lib.models import standin_build, standins
 from accessibility_lib.runs import flops, scaleplan, scaleplan_page
 
@@ -47,10 +48,13 @@ def test_flop_counts_equal_pytorchs_counter_at_two_sizes(name, d, layers):
 
 def test_cramming_search_is_simulated_with_the_chapters_own_search():
     lengths = scaleplan.cramming_lengths(n50=90.4, m=1, n_targets=20)
-    full = [n for n, count in lengths if count == 20]  # the final design: every target, around the crossing
-    assert len(full) == 4 and all(0.7 * 90.4 <= n <= 1.3 * 90.4 for n in full)
+    full = sorted(n for n, count in lengths if count == 20)  # the two lengths that pin the crossing
+    assert len(full) == 2 and full[0] < 90.4 < full[1] and full[1] - full[0] <= 0.25 * full[0] + 1
     probes = [n for n, count in lengths if count < 20]
-    assert min(probes) == 2 and any(n > 90.4 for n in probes) and any(n < 90.4 for n in probes)  # bracketed
+    test = side_test(20)
+    first = next(j for j, a in zip(test.looks, test.thresholds) if a <= j)  # the first look that can decide
+    assert {count for _, count in lengths if count < 20} == {first}  # a step curve settles a side at once
+    assert min(probes) == 12 and probes == sorted(probes)  # from the 12·m start, growing by 1.5 to the crossing
 
 
 def test_chunked_steps_fit_the_budget_and_would_not_in_one_piece():
@@ -72,7 +76,7 @@ def test_plan_covers_every_heavy_chapter_and_model_of_the_paper_preset():
     works = scaleplan.plan("paper")
     support = {w.model for w in works if w.chapter == "support"}
     assert len(support) == 7 and "google/gemma-3-270m" in support
-    assert sum(w.chapter == "cramming" and w.swept for w in works) == 10
+    assert sum(w.chapter == "cramming" and w.swept for w in works) == 2  # one sweep unit per target kind
     assert {w.chapter for w in works} == {"argmax_cells", "cramming", "mean_field", "support", "copying"}
     assert all(w.memory / GIB < scaleplan.GPU["memory_gib"] for w in works)
     s = scaleplan_page.summary("paper", {"eta": {"cram": 0.5, "forward": 0.5, "cells": 0.5, "train": 0.5}})

@@ -102,7 +102,7 @@ def test_deterministic_and_leaves_the_callers_random_state_alone():
 
 def test_tokenizer_training_is_the_same_in_every_process():
     code = (
-        "import hashlib, json; from accessibility_lib.models.standins import _base_bpe; "
+        "import hashlib, json; from accessibility_lib.models.standin_build import _base_bpe; "
         "print(hashlib.sha256(json.dumps(_base_bpe()).encode()).hexdigest())"
     )
     digests = {

@@ -24,7 +24,7 @@ def test_units_of_paper_tiny_mirror_the_paper_preset():
     tiny = sweeps.plan_work("paper_tiny")
     paper = sweeps.plan_work("paper", check_machine=False)
     assert [u.chapter for u in tiny] == [u.chapter for u in paper]
-    assert sum(u.chapter == "cramming" for u in tiny) == 2 * 5  # two target kinds × m = 1..5
+    assert sum(u.chapter == "cramming" for u in tiny) == 2  # one unit per target kind, its m = 1..5 in order
     assert sum(u.chapter == "support" for u in tiny) == 7  # one analysis per model
     assert sum(u.chapter == "copying" for u in tiny) == 3  # two bases at n ≤ 50, the first again at n ≤ 25
     for t, p in zip(tiny, paper):
@@ -38,7 +38,7 @@ def test_units_of_paper_tiny_mirror_the_paper_preset():
 
 def test_overrides_apply_where_declared_and_unknown_ones_are_refused():
     units = sweeps.plan_work("paper_tiny", ["cramming"], {"ms": [1, 2], "cramming.n_targets": 2})
-    assert [u.spec["m"] for u in units] == [1, 2, 1, 2] and {u.spec["n_targets"] for u in units} == {2}
+    assert [u.spec["ms"] for u in units] == [[1, 2], [1, 2]] and {u.spec["n_targets"] for u in units} == {2}
     with pytest.raises(sweeps.SweepError, match=r"\['colour'\] are parameters of none"):
         sweeps.plan_work("paper_tiny", ["cramming"], {"colour": "red"})
     with pytest.raises(sweeps.SweepError, match="chapters must be some of"):
@@ -140,14 +140,15 @@ def _files(root: Path) -> dict:
 
 @pytest.mark.slow
 def test_ray_equals_serial_and_a_killed_worker_loses_no_finished_unit(tmp_path):
-    """The stand-in cramming sweep (4 units) serially, then over a local Ray with 2 workers where one worker
+    """The stand-in cramming sweep (3 units: one a target kind) serially, then over a local Ray with 2 workers where one worker
     is killed while it runs a unit: the same results, every unit finished before the kill untouched, and a
     second run finds everything done."""
-    overrides = {"ms": [1, 2], "n_targets": 3, "max_steps": 12, "patience": 6}
+    kinds = ["natural", "random_words", "random_tokens"]  # three units on two workers: one starts after a finish
+    overrides = {"ms": [1, 2], "n_targets": 3, "max_steps": 12, "patience": 6, "kinds": kinds}
     units = sweeps.plan_work("paper_tiny", ["cramming"], overrides, device="cpu")
     serial = tmp_path / "serial"
     report = sweeps.run(units, serial, log=lambda _: None)
-    assert len(report.ran) == 4 and not report.failed
+    assert len(report.ran) == 3 and not report.failed
     ray_root = tmp_path / "ray"
     cmd = [*CLI, "--preset", "paper_tiny", "--device", "cpu", "--chapters", "cramming", "--results", str(ray_root)]
     cmd += [arg for k, v in overrides.items() for arg in ("-p", f"{k}={json.dumps(v)}")]
@@ -173,5 +174,5 @@ def test_ray_equals_serial_and_a_killed_worker_loses_no_finished_unit(tmp_path):
     assert rerun_record["pid"] != killed["pid"]  # the killed unit was redone by another worker
     assert _records(ray_root) == _records(serial)  # identical to the serial run, entry by entry
     again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0 and "4 units: 4 already in" in again.stdout, again.stdout + again.stderr
+    assert again.returncode == 0 and "3 units: 3 already in" in again.stdout, again.stdout + again.stderr
     assert _records(ray_root) == _records(serial)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib.experiments import text as T
+from accessibility_lib.models import text as T
 
 NANO = T.HELDOUT_PATH.parent
 
