@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                 and v.instrument == u.instrument
                 and v.dtype == u.dtype
                 and (
-                    (v.m < u.m and v.max_steps == u.max_steps)
+                    (v.m < u.m and v.max_steps == u.max_steps and v.n_targets <= u.n_targets)
                     or (v.m == u.m and v.max_steps < u.max_steps)
                     or (v.m == u.m and v.max_steps == u.max_steps and v.n_targets < u.n_targets)
                 )

@@ -37,7 +37,7 @@ OUT = DATA_DIR / "nano"
 CKPT = REPO_ROOT / "runs" / "nano_ckpt"
 
 
-def train_tokenizer(train_texts: list[str], vocab_size: int):
+def train_tokenizer(train_texts: list[str], d_vocab: int):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -46,7 +46,7 @@ def train_tokenizer(train_texts: list[str], vocab_size: int):
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
+        vocab_size=d_vocab,
         min_frequency=2,
         special_tokens=[EOS, PAD],  # ids 0 and 1, as in Pythia
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
@@ -66,11 +66,11 @@ def train_tokenizer(train_texts: list[str], vocab_size: int):
     return hf
 
 
-def make_model(vocab_size: int, d_model: int, n_layers: int, n_heads: int, ctx: int, seed: int):
+def make_model(d_vocab: int, d_model: int, n_layers: int, n_heads: int, ctx: int, seed: int):
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
 
     cfg = GPTNeoXConfig(
-        vocab_size=vocab_size,
+        vocab_size=d_vocab,
         hidden_size=d_model,
         num_hidden_layers=n_layers,
         num_attention_heads=n_heads,

@@ -89,7 +89,7 @@ class CopyTask:
     sep = property(lambda self: self.alphabet_size + 1)
     end = property(lambda self: self.alphabet_size + 2)
     pad = property(lambda self: self.alphabet_size + 3)
-    vocab_size = property(lambda self: self.alphabet_size + 4)
+    d_vocab = property(lambda self: self.alphabet_size + 4)
 
     def seq_len(self, n: int) -> int:
         """Tokens of one example with |x| = n: 2n + 3."""

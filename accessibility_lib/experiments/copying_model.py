@@ -134,9 +134,9 @@ def _task_rows(task: CopyTask, tokenizer, vocab: int) -> list[int]:
         rows = [i[0] for i in ids if len(i) == 1]
         if len(rows) == len(texts) and len(set(rows)) == len(rows) and max(rows) < vocab:
             return rows
-    if vocab < task.vocab_size:
-        raise ValueError(f"the pretrained vocabulary has {vocab} rows, fewer than the task's {task.vocab_size}")
-    return list(range(task.vocab_size))
+    if vocab < task.d_vocab:
+        raise ValueError(f"the pretrained vocabulary has {vocab} rows, fewer than the task's {task.d_vocab}")
+    return list(range(task.d_vocab))
 
 
 def _scratch_config(cfg: TrainConfig, task: CopyTask):
@@ -147,7 +147,7 @@ def _scratch_config(cfg: TrainConfig, task: CopyTask):
             raise ValueError(f"base='nano-shape' needs {_NANO_CONFIG} (the nano model); use base='scratch'")
         d = json.loads(_NANO_CONFIG.read_text())
         d.update(
-            vocab_size=task.vocab_size,
+            vocab_size=task.d_vocab,
             max_position_embeddings=cfg.context,
             bos_token_id=task.start,
             eos_token_id=task.end,
@@ -156,7 +156,7 @@ def _scratch_config(cfg: TrainConfig, task: CopyTask):
         d = {k: v for k, v in d.items() if k not in ("architectures", "transformers_version", "torch_dtype", "dtype")}
         return GPTNeoXConfig(**d)
     return GPTNeoXConfig(
-        vocab_size=task.vocab_size,
+        vocab_size=task.d_vocab,
         hidden_size=cfg.d_model,
         num_hidden_layers=cfg.n_layers,
         num_attention_heads=cfg.n_heads,

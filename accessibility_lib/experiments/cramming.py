@@ -30,6 +30,7 @@ the target from a fresh seed, and the restarts are reported.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -39,6 +40,9 @@ from accessibility_lib.experiments.prompt_init import _init_prompt, embedding_st
 from accessibility_lib.ground.checks import check_int, check_positive_real, check_real
 from accessibility_lib.models.decoding import DECODE_PATH, VERIFY_PATH, greedy_decode, model_device, model_dtype
 from accessibility_lib.models.handle import context_length
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
 __all__ = ["CramResult", "cram", "embedding_stats"]
 
@@ -119,7 +123,7 @@ def _check_targets(handle, target_ids, m: int, n_given: int = 0) -> list[list[in
 
 
 def cram(
-    handle,
+    handle: ModelHandle,
     target_ids,
     m: int,
     *,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -22,6 +23,9 @@ from accessibility_lib.experiments.perturbation import (
     random_directions,
 )
 from accessibility_lib.ground.checks import check_int, check_real
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,9 @@ def h_margin_distances(h, W_U, b_U=None, directions=None, chunk: int = 4096) -> 
 
 
 @torch.no_grad()
-def greedy_trajectory_embeddings(handle, prompts: torch.Tensor, n_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
+def greedy_trajectory_embeddings(
+    handle: ModelHandle, prompts: torch.Tensor, n_tokens: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The last-layer embeddings h_1 … h_n along the greedy continuation of soft prompts.
 
     Returns:
@@ -147,7 +153,7 @@ def greedy_trajectory_embeddings(handle, prompts: torch.Tensor, n_tokens: int) -
 
 
 def h_sensitivity(
-    handle, prompts: torch.Tensor, n_tokens: int = 4, n_directions: int = 8, *, seed: int = 0
+    handle: ModelHandle, prompts: torch.Tensor, n_tokens: int = 4, n_directions: int = 8, *, seed: int = 0
 ) -> tuple[Sensitivity, Sensitivity]:
     """Exact smallest L∞ change of h that changes the next token / the n-token output (module docstring).
 
@@ -256,7 +262,7 @@ def summarize(
 
 
 def model_effective_eps(
-    handle,
+    handle: ModelHandle,
     *,
     space: str = "h",
     n_prompts: int = 64,

@@ -63,7 +63,7 @@ class SigmoidFit:
     Attributes:
         n50: fitted 50 % length (tokens); NaN when ``ok`` is False.
         steepness: k (per token); NaN when ``ok`` is False.
-        r2: coefficient of determination of the fitted curve on the success fractions.
+        r_squared: coefficient of determination of the fitted curve on the success fractions.
         ci: (low, high) profile-likelihood interval for n50 at ``level`` (NaNs if not computed).
         level: confidence level of ``ci``.
         ok: False for data without a bracketed crossing (then n50 is NaN and ``message`` and
@@ -80,7 +80,7 @@ class SigmoidFit:
 
     n50: float
     steepness: float
-    r2: float
+    r_squared: float
     ci: tuple[float, float]
     level: float
     ok: bool
@@ -301,7 +301,7 @@ def _fit_full(n, p, trials, level, n_min) -> SigmoidFit:
     n50, k = _fit_once(n, p, trials, k_bounds, n50_bounds)
     fitted = logistic(n, n50, k)
     ss_tot = float(np.sum((p - p.mean()) ** 2))
-    r2 = 1.0 - float(np.sum((p - fitted) ** 2)) / ss_tot if ss_tot > 0 else float("nan")
+    r_squared = 1.0 - float(np.sum((p - fitted) ** 2)) / ss_tot if ss_tot > 0 else float("nan")
     ci, ci_open, message = nan2, (False, False), ""
     if trials is not None:
         succ = p * trials
@@ -313,4 +313,4 @@ def _fit_full(n, p, trials, level, n_min) -> SigmoidFit:
     else:
         message = "no interval: the number of targets per length is unknown"
     method = "binomial-mle" if trials is not None else "least-squares"
-    return SigmoidFit(n50, k, r2, ci, level, True, message, None, method, n, p, ci_open)
+    return SigmoidFit(n50, k, r_squared, ci, level, True, message, None, method, n, p, ci_open)

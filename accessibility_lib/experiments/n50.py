@@ -17,6 +17,8 @@ cramming setting, so a killed sweep resumes without redoing finished work.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from accessibility_lib.experiments.cramming import cram
@@ -25,6 +27,9 @@ from accessibility_lib.experiments.n50_result import N50Search
 from accessibility_lib.ground.checks import check_int, check_positive_real
 from accessibility_lib.models.decoding import model_dtype
 from accessibility_lib.models.handle import context_length
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
 __all__ = [
     "SEARCH_DESIGNS",
@@ -97,7 +102,7 @@ def cramming_key(
 
 
 def find_n50(
-    handle,
+    handle: ModelHandle,
     source,
     m: int,
     n_targets: int = 20,

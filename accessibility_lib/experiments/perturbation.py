@@ -58,11 +58,15 @@ import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from accessibility_lib.ground.checks import check_int, check_real
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
 __all__ = [
     "NoSoftPromptError",
@@ -128,7 +132,7 @@ def random_directions(shape: tuple[int, ...], n_directions: int, seed: int = 0) 
     return u.float()
 
 
-def natural_prompts(handle, n_prompts: int, m: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def natural_prompts(handle: ModelHandle, n_prompts: int, m: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Hard prompts of natural text as input vectors: ``(ids (P, m), X (P, m, d) float32)``.
 
     Windows of the book's held-out text (:func:`accessibility_lib.models.text.natural_targets`) tokenized by the
@@ -150,7 +154,7 @@ def natural_prompts(handle, n_prompts: int, m: int, seed: int = 0) -> tuple[torc
     return ids, handle.embed(ids).float().cpu()
 
 
-def check_soft_prompt_path(handle) -> None:
+def check_soft_prompt_path(handle: ModelHandle) -> None:
     """Raise :class:`NoSoftPromptError` unless ``handle.model`` reads input vectors.
 
     A soft prompt needs ``model(inputs_embeds=...)`` and the model's input embedding (``handle.embed``).
@@ -173,7 +177,7 @@ def check_soft_prompt_path(handle) -> None:
         )
 
 
-def prompt_decoder(handle, n_tokens: int) -> Callable[[torch.Tensor], torch.Tensor]:
+def prompt_decoder(handle: ModelHandle, n_tokens: int) -> Callable[[torch.Tensor], torch.Tensor]:
     """A decoder X (B, m, d) -> (B, n_tokens) greedy tokens (KV-cache decoding, as ``generate``).
 
     Raises:

@@ -25,11 +25,15 @@ Targets must be prefix-consistent: ``source(n_cap, i)[:L]`` is target i at lengt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from accessibility_lib.ground.checks import check_int
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
 __all__ = ["ProgressiveResult", "progressive_cram", "median_interval"]
 
@@ -84,7 +88,7 @@ def median_interval(horizons, level: float = 0.95) -> tuple[float, tuple[float, 
 
 
 def progressive_cram(
-    handle,
+    handle: ModelHandle,
     source,
     m: int,
     n_targets: int,

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
 from accessibility_lib.ground.checks import check_int
 from accessibility_lib.models.decoding import model_device
 
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
+
 
 @torch.no_grad()
-def embedding_stats(handle, n_tokens: int = 4096, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def embedding_stats(handle: ModelHandle, n_tokens: int = 4096, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-coordinate mean and standard deviation of the model's real input embeddings.
 
     Uses ``handle.embed`` (so Gemma's √d scaling is included) on ``n_tokens`` token ids drawn uniformly

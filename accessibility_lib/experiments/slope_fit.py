@@ -23,7 +23,7 @@ class SlopeFit:
     Attributes:
         slope: C_exp, tokens per prompt vector.
         intercept: tokens (0 when fitted through the origin).
-        r2: coefficient of determination.
+        r_squared: coefficient of determination.
         ci: (low, high) interval for the slope at ``level``: the Student-t interval of ordinary
             least squares, widened to contain the interval propagated from the n50 intervals when
             those are given (NaNs with too few points).
@@ -33,7 +33,7 @@ class SlopeFit:
 
     slope: float
     intercept: float
-    r2: float
+    r_squared: float
     ci: tuple[float, float]
     level: float
     n_points: int
@@ -109,7 +109,7 @@ def fit_slope(
         se = float(res.stderr) if dof > 0 else float("nan")
         ss_tot = float(np.sum((y - y.mean()) ** 2))
     resid = y - (slope * m + intercept)
-    r2 = 1.0 - float(np.sum(resid**2)) / ss_tot if ss_tot > 0 else float("nan")
+    r_squared = 1.0 - float(np.sum(resid**2)) / ss_tot if ss_tot > 0 else float("nan")
     if dof > 0 and math.isfinite(se):
         t = float(stats.t.ppf(0.5 + level / 2.0, dof))
         ci = (slope - t * se, slope + t * se)
@@ -129,4 +129,4 @@ def fit_slope(
             se_w = math.sqrt(1.0 / float(np.sum(w * (m - mw) ** 2)))
         prop = (slope - z * se_w, slope + z * se_w)
         ci = (min(ci[0], prop[0]), max(ci[1], prop[1])) if np.all(np.isfinite(ci)) else prop
-    return SlopeFit(slope, intercept, r2, ci, level, int(m.size))
+    return SlopeFit(slope, intercept, r_squared, ci, level, int(m.size))

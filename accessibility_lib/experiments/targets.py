@@ -36,8 +36,12 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from accessibility_lib.ground.checks import check_int
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
 __all__ = ["TARGET_KINDS", "LENGTH_CONVENTIONS", "CORPORA", "TargetSource", "target_source", "tokenizer_adds_bos"]
 
@@ -117,7 +121,7 @@ class TargetSource:
 
 
 def target_source(
-    handle,
+    handle: ModelHandle,
     kind: str,
     convention: str = "generated",
     *,

@@ -21,6 +21,8 @@ Handle interface (issue 3, :mod:`accessibility_lib.models.handle`): ``.model``, 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
@@ -30,6 +32,9 @@ from accessibility_lib.ground.results import ResultStore
 from accessibility_lib.models.decoding import model_device, model_dtype
 from accessibility_lib.models.handle import context_length
 from accessibility_lib.models.vocabulary import allowed_token_ids
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
 __all__ = ["prompt_tokens", "sample_embeddings", "NAMESPACE"]
 
@@ -42,7 +47,7 @@ def _allowed_ids(handle) -> np.ndarray:
 
 
 def prompt_tokens(
-    handle, length: int, chunk_index: int, count: int, *, source: str = "random", seed: int = 0
+    handle: ModelHandle, length: int, chunk_index: int, count: int, *, source: str = "random", seed: int = 0
 ) -> torch.Tensor:
     """Prompts of chunk ``chunk_index``: int64 tensor ``(count, length)``, a function of (seed, length, chunk).
 
@@ -76,7 +81,7 @@ def prompt_tokens(
 
 
 def sample_embeddings(
-    handle,
+    handle: ModelHandle,
     n_prompts: int,
     lengths,
     *,

@@ -88,9 +88,9 @@ class Ball:
         n = check_int("n", n, minimum=1)
         return self.center + self.r * _unit_ball(n, self.d, _check_generator(generator))
 
-    def slope(self, eps: float, vocab_size: int) -> float:
+    def slope(self, eps: float, d_vocab: int) -> float:
         """C = d·ln(1 + 2r/ε)/ln|V| (Cor 4.6), tokens per prompt vector."""
-        return bounds.ball_slope(self.d, self.r, eps, vocab_size)
+        return bounds.ball_slope(self.d, self.r, eps, d_vocab)
 
     def log_packing(self, eps: float) -> float:
         """ln P ≤ d·ln(1 + 2r/ε) (Thm 4.5, m = 1)."""
@@ -127,9 +127,9 @@ class Ellipsoid:
         n = check_int("n", n, minimum=1)
         return self.center + self.semi_axes * _unit_ball(n, self.d, _check_generator(generator))
 
-    def slope(self, eps: float, vocab_size: int) -> float:
+    def slope(self, eps: float, d_vocab: int) -> float:
         """C_ellipsoid = Σ ln(1 + 2a_i/ε)/ln|V| (Section 5.2)."""
-        return bounds.ellipsoid_slope(self.semi_axes.numpy(), eps, vocab_size)
+        return bounds.ellipsoid_slope(self.semi_axes.numpy(), eps, d_vocab)
 
     def log_packing(self, eps: float) -> float:
         """ln P ≤ Σ ln(1 + 2a_i/ε) (Section 5.2, m = 1)."""
@@ -248,9 +248,9 @@ class Cone:
         rad = self.r * torch.rand(n, 1, generator=g, dtype=torch.float64) ** (1.0 / d)
         return direction * rad
 
-    def slope(self, eps: float, vocab_size: int) -> float:
+    def slope(self, eps: float, d_vocab: int) -> float:
         """C_cone = (d·ln(1 + 2r/ε) + ln frac(α))/ln|V| (Section 5.2, clipped at 0)."""
-        return bounds.cone_slope(self.d, self.r, eps, vocab_size, self.half_angle)
+        return bounds.cone_slope(self.d, self.r, eps, d_vocab, self.half_angle)
 
     def log_packing(self, eps: float) -> float:
         """ln P ≈ d·ln(1 + 2r/ε) + ln frac(α) (the paper's approximation, clipped at 0)."""

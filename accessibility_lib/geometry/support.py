@@ -21,6 +21,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -33,6 +34,9 @@ from accessibility_lib.ground.paths import BOOK_DATA
 from accessibility_lib.ground.results import ResultStore
 from accessibility_lib.models.fingerprint import weights_fingerprint
 from accessibility_lib.models.tiny import random_tiny_handle
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
 __all__ = [
     "load_available",
@@ -52,7 +56,7 @@ class SupportArtifactMissingError(FileNotFoundError):
     """No support artifact for a model; the message gives the command that produces it."""
 
 
-def check_context(handle, name: str, lengths) -> None:
+def check_context(handle: ModelHandle, name: str, lengths) -> None:
     """Raise ValueError unless every prompt length fits the model's context (before any work).
 
     Raises:
@@ -113,7 +117,7 @@ class ModelSupport:
     """What :func:`analyse_model` measured for one model (see the module docstring).
 
     Attributes:
-        name, d, vocab_size: the model, its width d and |V|.
+        name, d, d_vocab: the model, its width d and |V|.
         n_prompts, lengths: the sample (prompts per length; lengths in tokens).
         geometry: :class:`~accessibility_lib.geometry.support_shape.SupportGeometry` of all samples (None from an artifact).
         stats: the geometry's numbers (radii, cosines, angles) as a dict (also from an artifact).
@@ -124,7 +128,7 @@ class ModelSupport:
 
     name: str
     d: int
-    vocab_size: int
+    d_vocab: int
     n_prompts: int
     lengths: list
     geometry: object
@@ -164,7 +168,7 @@ def _stats(geo) -> dict:
 
 
 def analyse_model(
-    handle,
+    handle: ModelHandle,
     name: str,
     *,
     n_prompts: int,
@@ -250,7 +254,7 @@ def analyse_model(
 
 
 @torch.no_grad()
-def radius_variants(handle, n_prompts: int = 32, length: int = 16, seed: int = 0) -> dict:
+def radius_variants(handle: ModelHandle, n_prompts: int = 32, length: int = 16, seed: int = 0) -> dict:
     """Largest L2 and L∞ norms of four candidate "last-layer embeddings" of random prompts.
 
     For a model whose base has a final RMS norm ``base.norm`` (Llama, Qwen, Gemma): the post-norm
@@ -309,7 +313,7 @@ def write_artifact(result: ModelSupport, path=None, provenance: dict | None = No
     data = {
         "model": result.name,
         "d": result.d,
-        "vocab": result.vocab_size,
+        "d_vocab": result.d_vocab,
         "n_prompts": result.n_prompts,
         "lengths": result.lengths,
         "stats": result.stats,
@@ -339,7 +343,7 @@ def load_artifact(name: str, folder=None) -> ModelSupport:
     return ModelSupport(
         data["model"],
         int(data["d"]),
-        int(data["vocab"]),
+        int(data.get("d_vocab", data.get("vocab"))),
         int(data["n_prompts"]),
         data["lengths"],
         None,

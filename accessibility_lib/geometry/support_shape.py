@@ -170,12 +170,12 @@ class SupportGeometry:
     cone: Cone
     paper_cone_half_angle: float
 
-    def slopes(self, eps: float, vocab_size: int) -> dict[str, float]:
+    def slopes(self, eps: float, d_vocab: int) -> dict[str, float]:
         """Ball (r = max L2), cone (enclosing α) and ellipsoid slopes at precision ε."""
         return {
-            "ball": self.ball.slope(eps, vocab_size),
-            "cone": self.cone.slope(eps, vocab_size),
-            "ellipsoid": self.ellipsoid.slope(eps, vocab_size),
+            "ball": self.ball.slope(eps, d_vocab),
+            "cone": self.cone.slope(eps, d_vocab),
+            "ellipsoid": self.ellipsoid.slope(eps, d_vocab),
         }
 
 

@@ -114,7 +114,7 @@ class Column:
     model: str
     method: str
     d: int
-    vocab: int
+    d_vocab: int
     rows: dict
     cells: CellsSummary
     extras: dict = field(default_factory=dict)
@@ -127,7 +127,7 @@ class Column:
             "model": self.model,
             "method": self.method,
             "d": self.d,
-            "vocab": self.vocab,
+            "d_vocab": self.d_vocab,
             "rows": {k: asdict(v) for k, v in self.rows.items()},
             "cells": asdict(self.cells),
             "extras": self.extras,
@@ -140,10 +140,10 @@ class Column:
             data["model"],
             data["method"],
             int(data["d"]),
-            int(data["vocab"]),
+            int(data.get("d_vocab", data.get("vocab"))),  # "vocab", "r2": the first artifacts' names
             {k: Row(**v) for k, v in data["rows"].items()},
             CellsSummary(**data["cells"]),
-            data.get("extras", {}),
+            {("r_l2" if k == "r2" else k): v for k, v in data.get("extras", {}).items()},
         )
 
     def ratios(self) -> dict:
@@ -193,14 +193,19 @@ def add_effective_eps_rows(col: Column, h, eps_eff: float, ci: tuple[float, floa
             col.rows[name] = Row(None, None, None, None, "not in the authors' code")
         return
     x = _h(h)
-    lnV = math.log(col.vocab)
-    r2 = float(x.norm(dim=1).max())
-    lp_ball = bounds.log_packing_ball(col.d, r2, eps_eff, 1)
+    lnV = math.log(col.d_vocab)
+    r_l2 = float(x.norm(dim=1).max())
+    lp_ball = bounds.log_packing_ball(col.d, r_l2, eps_eff, 1)
     a = enclosing_ellipsoid(x, eps_eff).semi_axes.numpy()
     lp_ell = float(np.sum(np.log1p(2.0 * a / eps_eff)))
     note = f"ε_eff = {eps_eff:.3g} [{ci[0]:.3g}, {ci[1]:.3g}]: {what}"
     col.rows["ball, effective ε"] = Row(
-        lp_ball / lnV, lp_ball, r2, eps_eff, note, "typical-prompt sensitivity, not a precision the theorem guarantees"
+        lp_ball / lnV,
+        lp_ball,
+        r_l2,
+        eps_eff,
+        note,
+        "typical-prompt sensitivity, not a precision the theorem guarantees",
     )
     col.rows["ellipsoid, effective ε"] = Row(
         lp_ell / lnV,
@@ -281,7 +286,7 @@ def replication_column(
         cells,
         {
             "r_inf": rad["linf"],
-            "r2": rad["l2"],
+            "r_l2": rad["l2"],
             "min_cos": min_cos,
             "region": "box (per-coordinate range)",
             "cells": "nearest row (Voronoi), no bias; zero-hit tokens dropped",
@@ -372,7 +377,7 @@ def corrected_column(
         cells,
         {
             "r_inf": rad["linf"],
-            "r2": rad["l2"],
+            "r_l2": rad["l2"],
             "ellipsoid_scale": "enclosing",
             "region": "enclosing axis-aligned ellipsoid",
             "cells": "argmax with bias; no-hit tokens share the missing mass evenly",

@@ -22,10 +22,14 @@ where the first text token — the BOS for Llama and Gemma — is given, see :mo
 from __future__ import annotations
 
 import inspect
+from typing import TYPE_CHECKING
 
 import torch
 
 from accessibility_lib.ground.checks import check_int
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
 __all__ = ["DECODE_PATH", "VERIFY_PATH", "greedy_decode", "recompute_argmax", "model_dtype", "model_device"]
 
@@ -33,12 +37,12 @@ DECODE_PATH = "kv-cache greedy (as generate)"
 VERIFY_PATH = "full recompute (teacher-forced argmax, no cache)"
 
 
-def model_dtype(handle) -> torch.dtype:
+def model_dtype(handle: ModelHandle) -> torch.dtype:
     """The dtype of the handle's model parameters (float32 or bfloat16 in this book)."""
     return next(handle.model.parameters()).dtype
 
 
-def model_device(handle) -> torch.device:
+def model_device(handle: ModelHandle) -> torch.device:
     """The device of the handle's model parameters."""
     return next(handle.model.parameters()).device
 
@@ -52,7 +56,7 @@ def _prefix(handle, prefix_ids, batch: int, dtype, device) -> torch.Tensor | Non
 
 @torch.no_grad()
 def greedy_decode(
-    handle,
+    handle: ModelHandle,
     prompts: torch.Tensor,
     n_new: int,
     prefix_ids: list[int] | None = None,
@@ -101,7 +105,11 @@ def greedy_decode(
 
 @torch.no_grad()
 def recompute_argmax(
-    handle, prompts: torch.Tensor, targets: torch.Tensor, n_given: int = 0, prefix_ids: list[int] | None = None
+    handle: ModelHandle,
+    prompts: torch.Tensor,
+    targets: torch.Tensor,
+    n_given: int = 0,
+    prefix_ids: list[int] | None = None,
 ) -> torch.Tensor:
     """Teacher-forced argmax of one full forward pass (no cache) at the scored positions.
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 import torch
 
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
 
-def weights_fingerprint(handle) -> str:
+
+def weights_fingerprint(handle: ModelHandle) -> str:
     """A short hash of the unembedding and of a sample of every parameter: changes when the weights do."""
     h = hashlib.sha256()
     with torch.no_grad():

@@ -119,12 +119,12 @@ def set_scan(model, use_mambapy: bool) -> None:
         layer.mixer.use_mambapy = use_mambapy
 
 
-def make_mamba(vocab_size: int, d_model: int, n_layers: int, state_size: int, seed: int, use_mambapy: bool):
+def make_mamba(d_vocab: int, d_model: int, n_layers: int, state_size: int, seed: int, use_mambapy: bool):
     """A randomly initialised (seeded) ``MambaForCausalLM`` of nano-mamba's shape."""
     from transformers import MambaConfig, MambaForCausalLM
 
     cfg = MambaConfig(
-        vocab_size=vocab_size,
+        vocab_size=d_vocab,
         hidden_size=d_model,
         state_size=state_size,
         num_hidden_layers=n_layers,

@@ -85,7 +85,7 @@ def encode_docs(tok, texts: list[str]) -> np.ndarray:
 
 
 @torch.no_grad()
-def heldout_eval(model, ids: np.ndarray, ctx: int, vocab_size: int, train_ids: np.ndarray, batch: int = 16):
+def heldout_eval(model, ids: np.ndarray, ctx: int, d_vocab: int, train_ids: np.ndarray, batch: int = 16):
     """Mean NLL (nats/token) of the model and of the add-one unigram on the same held-out targets.
 
     Held-out stream cut into non-overlapping windows of ``ctx`` tokens; in each window tokens 1..ctx-1
@@ -99,10 +99,10 @@ def heldout_eval(model, ids: np.ndarray, ctx: int, vocab_size: int, train_ids: n
     for i in range(0, n_win, batch):
         x = wins[i : i + batch]
         logits = model(input_ids=x).logits[:, :-1].float()  # (b, ctx-1, V)
-        nll = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab_size), x[:, 1:].reshape(-1), reduction="sum")
+        nll = torch.nn.functional.cross_entropy(logits.reshape(-1, d_vocab), x[:, 1:].reshape(-1), reduction="sum")
         total += nll.item()
         count += x[:, 1:].numel()
-    counts = np.bincount(train_ids, minlength=vocab_size).astype(np.float64) + 1.0
+    counts = np.bincount(train_ids, minlength=d_vocab).astype(np.float64) + 1.0
     logp = np.log(counts / counts.sum())
     targets = wins[:, 1:].reshape(-1).numpy()
     uni = float(-logp[targets].mean())

@@ -19,6 +19,11 @@ import numpy as np
 
 from accessibility_lib.experiments.instruments import check_budget, get_instrument
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accessibility_lib.models.handle import ModelHandle
+
 __all__ = [
     "CrammingUnit",
     "PLANS",
@@ -99,7 +104,9 @@ def unit_settings(unit: CrammingUnit) -> dict:
 
 
 def _table1_smollm2() -> list[CrammingUnit]:
-    """SmolLM2-135M in float32, no patience (so the budget curve nests), in the order the units run."""
+    """SmolLM2-135M in float32, no patience (so the budget curve nests), in the order the units run:
+    the slopes first (m = 1, 2, 3), then uniform tokens, the instruments and the budget curve at m = 1,
+    m = 4, and 20 targets at m = 1, 2."""
     base = dict(patience=None)
     return [
         CrammingUnit("natural", 1, **base),
@@ -112,9 +119,9 @@ def _table1_smollm2() -> list[CrammingUnit]:
         CrammingUnit("natural", 1, instrument="lr3e-2", **base),
         CrammingUnit("natural", 1, instrument="lr1e-1", **base),
         CrammingUnit("natural", 1, instrument="progressive", **base),
+        CrammingUnit("natural", 1, max_steps=600, **base),
         CrammingUnit("natural", 4, **base),
         CrammingUnit("random_words", 4, **base),
-        CrammingUnit("natural", 1, max_steps=600, **base),
         CrammingUnit("natural", 1, max_steps=1200, **base),
         CrammingUnit("natural", 1, n_targets=20, **base),
         CrammingUnit("random_words", 1, n_targets=20, **base),
@@ -203,7 +210,7 @@ def predict_for(unit: CrammingUnit, finished: list[tuple[CrammingUnit, float]]) 
     return max(2.0, other[0]) if other else DEFAULT_PER_M[unit.kind] * unit.m
 
 
-def run_cramming_series(handle, units: list[CrammingUnit], store, *, model_name: str, show_progress=False):
+def run_cramming_series(handle: ModelHandle, units: list[CrammingUnit], store, *, model_name: str, show_progress=False):
     """Run units one after another (in m order), each search starting from the n50s found before it.
 
     The chapters, the sweeps and the scripts run their cramming units through this function (or
@@ -231,7 +238,7 @@ def progressive_cap(n_pred: float, n_max: int) -> int:
 
 
 def run_cramming_unit(
-    handle,
+    handle: ModelHandle,
     unit: CrammingUnit,
     store,
     *,

@@ -159,7 +159,7 @@ def _describe(record: dict) -> str:
             f"m = {m}: {v['fit']['describe']} ({v['crammed']} crammed, {v['found']} found)" for m, v in r.items()
         )
     if "C" in r:
-        return f"d = {r['d']}, |V| = {r['vocab']}, ball C = {r['C'].get('corrected', {}).get('ball')}"
+        return f"d = {r['d']}, |V| = {r['d_vocab']}, ball C = {r['C'].get('corrected', {}).get('ball')}"
     return f"{r['steps']} steps, {'reached' if r['reached'] else 'did not reach'} 100 %"
 
 

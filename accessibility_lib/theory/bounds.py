@@ -4,7 +4,7 @@ Source: Meyer, Michelessa, Chaux, Tan, "How Many Different Outputs Can a Transfo
 ICML 2026, arXiv 2605.22223 — Thm 4.5, Cor 4.6 (finite prompt length), Thm 4.9, Cor 4.10 (mean
 field), Section 5.2 (ellipsoid and cone supports).
 
-Notation (paper → code): d → ``d`` (``d_model``), r → ``r``, ε → ``eps``, |V| → ``vocab_size``
+Notation (paper → code): d → ``d`` (``d_model``), r → ``r``, ε → ``eps``, |V| → ``d_vocab``
 (``d_vocab``), m → ``m`` (prompt vectors), n → ``n`` (generated tokens), q → ``q`` (Wasserstein
 order). Packing numbers of real models overflow any float (Pythia-160M: e^{6389} for m = 1), so every
 function returns a logarithm or a ratio of logarithms. They are exact, finite and NaN-free for d up
@@ -62,8 +62,8 @@ def _log1p_ratio(r: float, eps: float) -> float:
     return lx + math.log1p(math.exp(-lx))
 
 
-def _log_vocab(vocab_size: object) -> float:
-    return math.log(check_int("vocab_size", vocab_size, minimum=2))
+def _log_vocab(d_vocab: object) -> float:
+    return math.log(check_int("d_vocab", d_vocab, minimum=2))
 
 
 def log_packing_ball(d: int, r: float, eps: float, m: int = 1) -> float:
@@ -89,7 +89,7 @@ def log_packing_ball(d: int, r: float, eps: float, m: int = 1) -> float:
     return float(d) * float(m) * log1p_ratio(r, eps)
 
 
-def ball_slope(d: int, r: float, eps: float, vocab_size: int) -> float:
+def ball_slope(d: int, r: float, eps: float, d_vocab: int) -> float:
     """C = d·ln(1 + 2r/ε) / ln|V| of Cor 4.6, in tokens per prompt vector.
 
     Inaccessible sequences of length n exist as soon as n > C·m.
@@ -97,20 +97,20 @@ def ball_slope(d: int, r: float, eps: float, vocab_size: int) -> float:
     Raises:
         ValueError: on d < 1, r ≤ 0, ε ≤ 0, |V| < 2, non-finite or wrongly typed arguments.
     """
-    return log_packing_ball(d, r, eps, 1) / _log_vocab(vocab_size)
+    return log_packing_ball(d, r, eps, 1) / _log_vocab(d_vocab)
 
 
-def ball_threshold_length(d: int, r: float, eps: float, vocab_size: int, m: int = 1) -> float:
+def ball_threshold_length(d: int, r: float, eps: float, d_vocab: int, m: int = 1) -> float:
     """n* = C·m (Cor 4.6), in tokens: past this length some sequences are inaccessible.
 
     Raises:
         ValueError: as :func:`ball_slope`, and on m < 1.
     """
     m = check_int("m", m, minimum=1)
-    return ball_slope(d, r, eps, vocab_size) * m
+    return ball_slope(d, r, eps, d_vocab) * m
 
 
-def log_accessible_fraction(d: int, r: float, eps: float, vocab_size: int, m: int, n: int) -> float:
+def log_accessible_fraction(d: int, r: float, eps: float, d_vocab: int, m: int, n: int) -> float:
     """ln of the bound on the fraction of the |V|^n length-n sequences that are accessible (Cor 4.6).
 
     min(0, ln P − n·ln|V|) with ln P = d·m·ln(1 + 2r/ε): 0 up to n* = C·m, then falling by ln|V| nats per
@@ -123,7 +123,7 @@ def log_accessible_fraction(d: int, r: float, eps: float, vocab_size: int, m: in
         ValueError: on d < 1, r ≤ 0, ε ≤ 0, |V| < 2, m < 1, n < 0, non-finite or wrongly typed arguments.
     """
     log_p = log_packing_ball(d, r, eps, m)
-    log_v = _log_vocab(vocab_size)
+    log_v = _log_vocab(d_vocab)
     n = check_int("n", n, minimum=0)
     return min(0.0, log_p - n * log_v)
 
@@ -151,13 +151,13 @@ def log_packing_ellipsoid(semi_axes: np.ndarray, eps: float, m: int = 1) -> floa
     return float(m) * float(np.sum(logs))
 
 
-def ellipsoid_slope(semi_axes: np.ndarray, eps: float, vocab_size: int) -> float:
+def ellipsoid_slope(semi_axes: np.ndarray, eps: float, d_vocab: int) -> float:
     """C_ellipsoid = Σ_i ln(1 + 2r_i/ε) / ln|V| (Section 5.2), in tokens per prompt vector.
 
     Raises:
         ValueError: as :func:`log_packing_ellipsoid`, and on |V| < 2.
     """
-    return log_packing_ellipsoid(semi_axes, eps, 1) / _log_vocab(vocab_size)
+    return log_packing_ellipsoid(semi_axes, eps, 1) / _log_vocab(d_vocab)
 
 
 def _log_betainc_lower(a: float, b: float, x: float) -> float:
@@ -233,7 +233,7 @@ def cone_log_fraction(d: int, half_angle: float) -> float:
     return math.log1p(-0.5 * math.exp(_log_betainc_lower(a, 0.5, x)))
 
 
-def cone_slope(d: int, r: float, eps: float, vocab_size: int, half_angle: float) -> float:
+def cone_slope(d: int, r: float, eps: float, d_vocab: int, half_angle: float) -> float:
     """C_cone = max(0, d·ln(1 + 2r/ε) + ln frac(α)) / ln|V| (Section 5.2), tokens per prompt vector.
 
     The support is the cone of half-angle α inside B_d(0, r); its packing number is approximated by the
@@ -244,7 +244,7 @@ def cone_slope(d: int, r: float, eps: float, vocab_size: int, half_angle: float)
         ValueError: on d < 1, r ≤ 0, ε ≤ 0, |V| < 2, α outside (0, π].
     """
     log_p = log_packing_ball(d, r, eps, 1) + cone_log_fraction(d, half_angle)
-    return max(0.0, log_p) / _log_vocab(vocab_size)
+    return max(0.0, log_p) / _log_vocab(d_vocab)
 
 
 def _softplus(x: float) -> float:
@@ -280,7 +280,7 @@ def mean_field_loglog_count(d: int, r: float, eps: float, q: float = 1) -> float
     return d * _log1p_ratio(r, eps) + log_count_over_base
 
 
-def mean_field_log_accessible_fraction(d: int, r: float, eps: float, vocab_size: int, n: int, q: float = 1) -> float:
+def mean_field_log_accessible_fraction(d: int, r: float, eps: float, d_vocab: int, n: int, q: float = 1) -> float:
     """ln of the Cor 4.10 bound on the accessible fraction of length-n sequences, prompts of any length.
 
     min(0, ln #accessible − n·ln|V|) with ln #accessible from Thm 4.9. When ln #accessible itself
@@ -290,7 +290,7 @@ def mean_field_log_accessible_fraction(d: int, r: float, eps: float, vocab_size:
         ValueError: as :func:`mean_field_loglog_count`, and on |V| < 2, n < 0.
     """
     loglog = mean_field_loglog_count(d, r, eps, q)
-    log_v = _log_vocab(vocab_size)
+    log_v = _log_vocab(d_vocab)
     n = check_int("n", n, minimum=0)
     if n == 0:
         return 0.0

@@ -239,7 +239,7 @@ class BoxCount:
     """The dtype's bound for one model (see :func:`box_count`).
 
     Attributes:
-        dtype: format name. d: width. vocab_size: |V|.
+        dtype: format name. d: width. d_vocab: |V|.
         log_count: Σ_i ln N(r_i), ln of the representable vectors in the box (per prompt vector).
         slope: C_fp = log_count / ln|V| (tokens per prompt vector).
         mean_log_per_coordinate: log_count / d (compare ln(1 + 2r/ε) of a uniform grid).
@@ -248,7 +248,7 @@ class BoxCount:
 
     dtype: str
     d: int
-    vocab_size: int
+    d_vocab: int
     log_count: float
     slope: float
     mean_log_per_coordinate: float
@@ -259,23 +259,23 @@ class BoxCount:
         return self.slope * check_int("m", m, minimum=1)
 
 
-def box_count(radii, dtype: object, vocab_size: int) -> BoxCount:
+def box_count(radii, dtype: object, d_vocab: int) -> BoxCount:
     """The exact representable-vector count of the box Π_i [−r_i, r_i] in ``dtype`` and its slope.
 
     Args:
         radii: (d,) half-widths r_i > 0 of the box (same units as the embeddings).
         dtype: see :func:`get_format`.
-        vocab_size: |V| ≥ 2.
+        d_vocab: |V| ≥ 2.
 
     Raises:
         ValueError: bad radii, dtype or vocabulary size.
     """
-    vocab_size = check_int("vocab_size", vocab_size, minimum=2)
+    d_vocab = check_int("d_vocab", d_vocab, minimum=2)
     radii = np.atleast_1d(np.asarray(radii, dtype=np.float64))
     log_count = log_count_box(radii, dtype)
     per = log_count / radii.size
-    return BoxCount(get_format(dtype).name, int(radii.size), vocab_size, log_count,
-                    log_count / math.log(vocab_size), per, math.expm1(per))  # fmt: skip
+    return BoxCount(get_format(dtype).name, int(radii.size), d_vocab, log_count,
+                    log_count / math.log(d_vocab), per, math.expm1(per))  # fmt: skip
 
 
 def float16_grid_count(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -315,7 +315,7 @@ def crossover_log_m(d: int, r: float, eps: float, q: float = 1.0) -> float:
     return bounds.mean_field_loglog_count(d, r, eps, q) - math.log(bounds.log_packing_ball(d, r, eps, 1))
 
 
-def mean_field_log10_threshold(d: int, r: float, eps: float, vocab_size: int, q: float = 1.0) -> float:
+def mean_field_log10_threshold(d: int, r: float, eps: float, d_vocab: int, q: float = 1.0) -> float:
     """log10 n*, the length past which the Cor 4.10 fraction bound drops below 1, prompts of any length.
 
     n* = ln(#accessible_{4.9}) / ln|V|, so log10 n* = (loglog − ln ln|V|) / ln 10. Finite even when n*
@@ -324,5 +324,5 @@ def mean_field_log10_threshold(d: int, r: float, eps: float, vocab_size: int, q:
     Raises:
         ValueError: as :func:`bounds.mean_field_loglog_count`, and on |V| < 2.
     """
-    v = check_int("vocab_size", vocab_size, minimum=2)
+    v = check_int("d_vocab", d_vocab, minimum=2)
     return (bounds.mean_field_loglog_count(d, r, eps, q) - math.log(math.log(v))) / math.log(10.0)

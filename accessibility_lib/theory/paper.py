@@ -138,7 +138,7 @@ class PaperModel:
     Attributes:
         name: the list's name (e.g. ``"Pythia-160M"``); hf_id: the Hugging Face id.
         d_model: d, the hidden size; d_vocab: |V| (rows of the unembedding, padding included).
-        r1, r2, r_inf: largest L1, L2 and L∞ norms of their sampled last-layer embeddings.
+        r1, r_l2, r_inf: largest L1, L2 and L∞ norms of their sampled last-layer embeddings.
         mean_cos, min_cos: mean and minimum pairwise cosine of those embeddings.
         slope_natural: the measured PG19 cramming slope the list records (tokens per prompt vector).
         kuratov_capacity: Kuratov et al.'s maximum cramming capacity (tokens), or None.
@@ -149,7 +149,7 @@ class PaperModel:
     d_model: int
     d_vocab: int
     r1: float
-    r2: float
+    r_l2: float
     r_inf: float
     mean_cos: float
     min_cos: float

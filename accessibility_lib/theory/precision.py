@@ -90,15 +90,15 @@ class EpsConvention:
     reference: str = "r"
     radius: str = "l2"
 
-    def ball(self, r2: float, r_inf: float) -> tuple[float, float]:
+    def ball(self, r_l2: float, r_inf: float) -> tuple[float, float]:
         """(r, ε) of the ball bound under this convention, from the samples' largest L2 norm and L∞ norm.
 
         Raises:
             ValueError: if a radius is not > 0.
         """
-        r2 = check_positive_real("r2", r2)
+        r_l2 = check_positive_real("r_l2", r_l2)
         r_inf = check_positive_real("r_inf", r_inf)
-        r = r2 if self.radius == "l2" else r_inf
+        r = r_l2 if self.radius == "l2" else r_inf
         return r, self.eps(r=r, r_inf=r_inf)
 
     @property

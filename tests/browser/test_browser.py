@@ -339,14 +339,14 @@ def _expected_ball(model: dict, convention: str) -> tuple[float, float]:
     """(r, ε) of a paper model under a convention, from the definitions in accessibility_lib.theory.precision's
     docstring: replication r = r∞, ε = r∞·2^-11; corrected r = max L2, ε = r∞·2^-11; fp16/bf16/fp32
     r = max L2, ε = r·u; table1_pythia r = max L2, ε = r·2^-16."""
-    r2, rinf = model["r2"], model["r_inf"]
+    r_l2, rinf = model["r_l2"], model["r_inf"]
     return {
         "replication": (rinf, rinf * 2.0**-11),
-        "corrected": (r2, rinf * 2.0**-11),
-        "fp16": (r2, r2 * 2.0**-11),
-        "bf16": (r2, r2 * 2.0**-8),
-        "fp32": (r2, r2 * 2.0**-24),
-        "table1_pythia": (r2, r2 * 2.0**-16),
+        "corrected": (r_l2, rinf * 2.0**-11),
+        "fp16": (r_l2, r_l2 * 2.0**-11),
+        "bf16": (r_l2, r_l2 * 2.0**-8),
+        "fp32": (r_l2, r_l2 * 2.0**-24),
+        "table1_pythia": (r_l2, r_l2 * 2.0**-16),
     }[convention]
 
 
@@ -364,10 +364,10 @@ def _check_model_menu(root) -> None:
             if not name:
                 continue
             sel.select_option(name)
-            d, v, r, eps = _attr(root, "d"), _attr(root, "vocab-size"), _attr(root, "r"), _attr(root, "eps")
+            d, v, r, eps = _attr(root, "d"), _attr(root, "d-vocab"), _attr(root, "r"), _attr(root, "eps")
             if name in listed:
                 pm = listed[name]
-                er, ee = _expected_ball({"r2": pm.r2, "r_inf": pm.r_inf}, convention)
+                er, ee = _expected_ball({"r_l2": pm.r_l2, "r_inf": pm.r_inf}, convention)
                 assert (d, v) == (pm.d_model, pm.d_vocab), name
                 assert r == pytest.approx(er, rel=1e-12) and eps == pytest.approx(ee, rel=1e-12), (name, convention)
             else:  # the book's models: d and |V| from their config; r measured in the chapter
@@ -391,7 +391,7 @@ def _close4(shown: float, expected: float) -> bool:
 
 
 def _check_ball_readout(root) -> None:
-    d, r, eps, V = int(_attr(root, "d")), _attr(root, "r"), _attr(root, "eps"), int(_attr(root, "vocab-size"))
+    d, r, eps, V = int(_attr(root, "d")), _attr(root, "r"), _attr(root, "eps"), int(_attr(root, "d-vocab"))
     m, n = int(_attr(root, "m")), int(_attr(root, "n"))
     assert _close4(_shown(root, "out-C"), bounds.ball_slope(d, r, eps, V))
     assert _close4(_shown(root, "out-nstar"), bounds.ball_threshold_length(d, r, eps, V, m))
@@ -424,8 +424,8 @@ def test_ball_explorer(site: Path, browser) -> None:
         root.locator('[data-testid="select-model"]').select_option("Pythia-160M")  # back to the documented values
         assert math.isclose(_shown(root, "out-C"), 590.091, rel_tol=1e-5)
         _set_slider(root, "m", 0.0)
-        _check_sliders(root, {"eps": 0.2, "r": 0.9, "d": 0.5, "vocab_size": 0.3, "m": 0.3, "n": 0.5})
-        _sweep(root, ["eps", "r", "d", "vocab_size", "m", "n"])
+        _check_sliders(root, {"eps": 0.2, "r": 0.9, "d": 0.5, "d_vocab": 0.3, "m": 0.3, "n": 0.5})
+        _sweep(root, ["eps", "r", "d", "d_vocab", "m", "n"])
         _check_menus_axes(root)
         _check_model_menu(root)
         p.check_clean()
@@ -443,7 +443,7 @@ def test_mean_field_explorer(site: Path, browser) -> None:
         d, r, eps, q = int(_attr(root, "d")), _attr(root, "r"), _attr(root, "eps"), _attr(root, "q")
         loglog = bounds.mean_field_loglog_count(d, r, eps, q)
         assert _close4(_shown(root, "out-loglog"), loglog)
-        log10_nstar = (loglog - math.log(math.log(_attr(root, "vocab-size")))) / math.log(10)
+        log10_nstar = (loglog - math.log(math.log(_attr(root, "d-vocab")))) / math.log(10)
         assert float(root.locator('[data-testid="out-nstar"]').get_attribute("data-log10")) == pytest.approx(
             log10_nstar
         )
@@ -455,9 +455,9 @@ def test_mean_field_explorer(site: Path, browser) -> None:
         assert float(line.get_attribute("x1")) > x0 + 20 and _ticks(root) == ticks
         _set_slider(root, "d", _slider_frac(root, "d") - 0.15)
         _check_sliders(
-            root, {"eps": 0.2, "r": 0.9, "d": 0.5, "vocab_size": 0.95, "q": 1.0, "m": 0.5, "log10_n": 0.5}, min_pixels=8
+            root, {"eps": 0.2, "r": 0.9, "d": 0.5, "d_vocab": 0.95, "q": 1.0, "m": 0.5, "log10_n": 0.5}, min_pixels=8
         )
-        _sweep(root, ["eps", "r", "d", "vocab_size", "q", "m", "log10_n"])
+        _sweep(root, ["eps", "r", "d", "d_vocab", "q", "m", "log10_n"])
         _check_menus_axes(root)
         _check_model_menu(root)
         # a real model: n* ≈ 10^2774 for Pythia-160M under replication, shown from its log10, never as ∞
@@ -498,7 +498,7 @@ def test_cramming_explorer(site: Path, browser) -> None:
             model = name.split(",")[0]
             if model in paper.models():
                 pm = paper.models()[model]
-                assert (_attr(root, "d"), _attr(root, "vocab")) == (pm.d_model, pm.d_vocab)
+                assert (_attr(root, "d"), _attr(root, "d-vocab")) == (pm.d_model, pm.d_vocab)
                 assert _attr(root, "r") == pytest.approx(pm.r_inf) and _attr(root, "eps") == pytest.approx(
                     pm.r_inf * 2.0**-11
                 )

@@ -41,7 +41,7 @@ def trained(tmp_path_factory):
 
 def test_layout_and_masking_worked_example():
     task = C.CopyTask(26)
-    assert (task.start, task.sep, task.end, task.pad, task.vocab_size) == (26, 27, 28, 29, 30)
+    assert (task.start, task.sep, task.end, task.pad, task.d_vocab) == (26, 27, 28, 29, 30)
     b = C.encode_batch(task, [np.array([2, 0, 1]), np.array([5])])  # "cab", "f"
     assert b["input_ids"].tolist() == [[26, 2, 0, 1, 27, 2, 0, 1, 28], [26, 5, 27, 5, 28, 29, 29, 29, 29]]
     assert b["attention_mask"].tolist() == [[1] * 9, [1] * 5 + [0] * 4]

@@ -28,7 +28,7 @@ def test_recovers_n50_within_2_percent_binomial_noise(n50, k, seed):
     fit = fit_sigmoid(lengths, success, n_trials=20)
     assert fit.ok and fit.method == "binomial-mle"
     assert abs(fit.n50 - n50) / n50 < 0.02
-    assert fit.r2 > 0.8
+    assert fit.r_squared > 0.8
 
 
 def test_profile_interval_covers_the_true_n50_in_at_least_90_percent_of_100_replicates():
@@ -67,7 +67,7 @@ def test_least_squares_without_trial_counts():
     assert fit.method == "least-squares"
     assert fit.n50 == pytest.approx(77.0, abs=0.05)
     assert fit.steepness == pytest.approx(0.15, rel=1e-3)
-    assert fit.r2 == pytest.approx(1.0, abs=1e-9)
+    assert fit.r_squared == pytest.approx(1.0, abs=1e-9)
 
 
 def test_step_curve_gives_finite_steepness_and_n50_in_the_gap():
@@ -122,9 +122,9 @@ def test_fit_slope_recovers_known_slope_with_interval():
     fit = fit_slope(ms, n50s)
     assert fit.slope == pytest.approx(42.5, rel=0.02)
     assert fit.ci[0] < 42.5 < fit.ci[1]
-    assert fit.r2 > 0.99
+    assert fit.r_squared > 0.99
     exact = fit_slope([1, 2, 3], [10.0, 20.0, 30.0], through_origin=True)
-    assert exact.slope == pytest.approx(10.0) and exact.intercept == 0.0 and exact.r2 == pytest.approx(1.0)
+    assert exact.slope == pytest.approx(10.0) and exact.intercept == 0.0 and exact.r_squared == pytest.approx(1.0)
     two = fit_slope([1, 2], [50.0, 90.0])
     assert two.slope == pytest.approx(40.0) and np.isnan(two.ci[0])  # no residual degrees of freedom
 
@@ -164,4 +164,4 @@ def test_paper_curves_reanalysed_match_paper_slopes():
             n50s.append(fit.n50)
         got = fit_slope(ms, n50s)
         assert got.slope == pytest.approx(slope, rel=0.03), (model, kind)
-        assert got.r2 > 0.99
+        assert got.r_squared > 0.99

@@ -115,7 +115,7 @@ def test_unit_roundoff_matches_precision_module():
 
 def test_box_count_and_equivalent_ratio():
     radii = np.full(4, 1.0)
-    bc = fp_grid.box_count(radii, "fp16", vocab_size=16)
+    bc = fp_grid.box_count(radii, "fp16", d_vocab=16)
     assert bc.log_count == pytest.approx(4 * math.log(30721))
     assert bc.slope == pytest.approx(4 * math.log(30721) / math.log(16))
     assert bc.equivalent_ratio == pytest.approx(30720)

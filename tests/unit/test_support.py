@@ -39,19 +39,19 @@ def test_analyse_model_rows_and_resume(tmp_path):
     h = tiny.random_tiny_handle()
     store = ResultStore(tmp_path)
     r = support.analyse_model(h, "tiny", n_prompts=8, lengths=[4, 8], cell_samples=1500, store=store)
-    assert r.geometry.n_points == 16 and (r.d, r.vocab_size) == (64, 512)
+    assert r.geometry.n_points == 16 and (r.d, r.d_vocab) == (64, 512)
     emb = _independent_embeddings(h, 8, [4, 8])  # (16, 64)
-    r2, r_inf = np.linalg.norm(emb, axis=1).max(), np.abs(emb).max()
-    assert r.stats["l2"] == pytest.approx(r2, rel=1e-5) and r.stats["linf"] == pytest.approx(r_inf, rel=1e-5)
+    r_l2, r_inf = np.linalg.norm(emb, axis=1).max(), np.abs(emb).max()
+    assert r.stats["l2"] == pytest.approx(r_l2, rel=1e-5) and r.stats["linf"] == pytest.approx(r_inf, rel=1e-5)
 
     rep, cor = r.columns["replication"], r.columns["corrected"]
     # replication: ε = r∞·2^-11 and r = r∞, so 2r/ε = 4096 and C = 64·ln 4097/ln 512 = 64 × 8.318011/6.238325
     assert rep.rows["ball"].C == pytest.approx(85.3358, rel=1e-5)
-    # corrected: r = max ‖h‖₂, same ε: C = 64·ln(1 + 2·r2/(r∞·2^-11))/ln 512
+    # corrected: r = max ‖h‖₂, same ε: C = 64·ln(1 + 2·r_l2/(r∞·2^-11))/ln 512
     eps = r_inf * 2.0**-11
-    assert cor.rows["ball"].eps == pytest.approx(eps) and cor.rows["ball"].r == pytest.approx(r2)
-    assert cor.rows["ball"].C == pytest.approx(64 * math.log1p(2 * r2 / eps) / math.log(512))
-    assert cor.rows["ball"].C > rep.rows["ball"].C  # r2 > r∞ for any vector with two non-zero coordinates
+    assert cor.rows["ball"].eps == pytest.approx(eps) and cor.rows["ball"].r == pytest.approx(r_l2)
+    assert cor.rows["ball"].C == pytest.approx(64 * math.log1p(2 * r_l2 / eps) / math.log(512))
+    assert cor.rows["ball"].C > rep.rows["ball"].C  # r_l2 > r∞ for any vector with two non-zero coordinates
     assert cor.rows["cone"].C <= cor.rows["ball"].C + 1e-12  # a cap of the sphere packs fewer points than the ball
     assert cor.cells.n_samples == 1500 and 1 <= cor.cells.tokens_hit <= 512
 

@@ -49,10 +49,10 @@ def test_replication_rows_follow_the_authors_formulas(cloud):
 def test_corrected_rows_contain_the_samples(cloud):
     h, W = cloud
     col = table1.corrected_column("toy", h, W, torch.zeros(40, dtype=torch.float64), n_samples=2000)
-    r2, r_inf = np.linalg.norm(h, axis=1).max(), np.abs(h).max()
+    r_l2, r_inf = np.linalg.norm(h, axis=1).max(), np.abs(h).max()
     eps = r_inf / 2048
-    assert col.rows["ball"].r == pytest.approx(r2) and col.rows["ball"].eps == pytest.approx(eps)
-    assert col.rows["ball"].C == pytest.approx(12 * math.log1p(2 * r2 / eps) / math.log(40), rel=1e-12)
+    assert col.rows["ball"].r == pytest.approx(r_l2) and col.rows["ball"].eps == pytest.approx(eps)
+    assert col.rows["ball"].C == pytest.approx(12 * math.log1p(2 * r_l2 / eps) / math.log(40), rel=1e-12)
     assert col.rows["ball"].C > table1.replication_column("toy", h, W, n_samples=200).rows["ball"].C
     assert 0 <= col.cells.fill_share <= 1 and col.cells.tokens_hit >= 1
     back = table1.Column.from_dict(col.to_dict())
@@ -131,8 +131,8 @@ def test_effective_eps_rows_use_the_measured_eps(cloud):
     rep = table1.replication_column("toy", h, W, n_samples=500)
     for col in (cor, rep):
         table1.add_effective_eps_rows(col, h, 0.01, (0.005, 0.02), "a test")
-    r2 = np.linalg.norm(h, axis=1).max()
+    r_l2 = np.linalg.norm(h, axis=1).max()
     row = cor.rows["ball, effective ε"]
-    assert row.eps == 0.01 and row.C == pytest.approx(12 * math.log1p(2 * r2 / 0.01) / math.log(40), rel=1e-12)
+    assert row.eps == 0.01 and row.C == pytest.approx(12 * math.log1p(2 * r_l2 / 0.01) / math.log(40), rel=1e-12)
     assert row.caveat and "typical" in row.caveat
     assert rep.rows["ball, effective ε"].C is None  # the authors' method has no such row

@@ -36,12 +36,12 @@ JS = Path(__file__).resolve().parents[2] / "accessibility_lib" / "figures" / "wi
 PYTHIA_C = 768 * math.log(4097) / math.log(50304)  # Cor 4.6 at 2r/ε = 4096, by hand
 
 CASES = [
-    dict(d=768, r=1.0, eps=2.0**-11, vocab_size=50304, m=1, n=600, log10_n=2.5, q=1.0),  # Pythia-160M, replication
-    dict(d=1, r=0.1, eps=1.0, vocab_size=2, m=1, n=1, log10_n=0.5, q=1.0),
-    dict(d=100_000, r=1e3, eps=1e-300, vocab_size=10_000_000, m=1_000_000, n=10**9, log10_n=9.0, q=2.0),  # overflow
-    dict(d=4, r=1.0, eps=0.25, vocab_size=30, m=3, n=5000, log10_n=4.0, q=1.5),
-    dict(d=2048, r=57.38, eps=57.38 * 2.0**-11, vocab_size=50304, m=7, n=20000, log10_n=5000.0, q=1.0),
-    dict(d=4096, r=300.0, eps=1e-10, vocab_size=50304, m=1000, n=10**9, log10_n=90000.0, q=4.0),
+    dict(d=768, r=1.0, eps=2.0**-11, d_vocab=50304, m=1, n=600, log10_n=2.5, q=1.0),  # Pythia-160M, replication
+    dict(d=1, r=0.1, eps=1.0, d_vocab=2, m=1, n=1, log10_n=0.5, q=1.0),
+    dict(d=100_000, r=1e3, eps=1e-300, d_vocab=10_000_000, m=1_000_000, n=10**9, log10_n=9.0, q=2.0),  # overflow
+    dict(d=4, r=1.0, eps=0.25, d_vocab=30, m=3, n=5000, log10_n=4.0, q=1.5),
+    dict(d=2048, r=57.38, eps=57.38 * 2.0**-11, d_vocab=50304, m=7, n=20000, log10_n=5000.0, q=1.0),
+    dict(d=4096, r=300.0, eps=1e-10, d_vocab=50304, m=1000, n=10**9, log10_n=90000.0, q=4.0),
 ]
 
 
@@ -55,7 +55,7 @@ def test_defaults_are_pythia_160m_under_replication_convention() -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_ball_values_equal_bounds(case: dict) -> None:
     v = BoundExplorer(**case).values()
-    d, r, eps, V, m, n = (case[k] for k in ("d", "r", "eps", "vocab_size", "m", "n"))
+    d, r, eps, V, m, n = (case[k] for k in ("d", "r", "eps", "d_vocab", "m", "n"))
     assert v["C"] == bounds.ball_slope(d, r, eps, V)
     assert v["logP"] == bounds.log_packing_ball(d, r, eps, m)
     assert v["nstar"] == pytest.approx(v["C"] * m, rel=1e-15)
@@ -67,7 +67,7 @@ def test_ball_values_equal_bounds(case: dict) -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_mean_field_values_equal_bounds(case: dict) -> None:
     v = BoundExplorer(formula="mean_field", axis_max=5, **case).values()
-    d, r, eps, V, q, m = (case[k] for k in ("d", "r", "eps", "vocab_size", "q", "m"))
+    d, r, eps, V, q, m = (case[k] for k in ("d", "r", "eps", "d_vocab", "q", "m"))
     assert v["loglog"] == bounds.mean_field_loglog_count(d, r, eps, q)
     assert v["logNstar"] == pytest.approx(v["loglog"] - math.log(math.log(V)), rel=1e-15)
     assert v["log10Nstar"] == pytest.approx(v["logNstar"] / math.log(10), rel=1e-15)
@@ -107,10 +107,10 @@ def test_select_sets_the_documented_values() -> None:
     """Menu semantics: d, |V| from the model; r = r∞ and ε = r∞·2^-11 (replication); r = max L2 and ε = r·u (fp32)."""
     w = BoundExplorer(models=paper_models())
     w.select("Pythia-160M", "replication")
-    assert (w.d, w.vocab_size, w.r, w.eps) == (768, 50304, 22.45, 22.45 * 2.0**-11)
+    assert (w.d, w.d_vocab, w.r, w.eps) == (768, 50304, 22.45, 22.45 * 2.0**-11)
     assert w.values()["C"] == pytest.approx(PYTHIA_C, rel=1e-12)
     w.select("Qwen2-0.5B", "fp32")
-    assert (w.d, w.vocab_size, w.r, w.eps) == (896, 151936, 326.0, 326.0 * 2.0**-24)
+    assert (w.d, w.d_vocab, w.r, w.eps) == (896, 151936, 326.0, 326.0 * 2.0**-24)
     if "corrected" in precision.CONVENTIONS:
         w.select("Pythia-1B", "corrected")
         assert (w.r, w.eps) == (116.0, 57.38 * 2.0**-11)
@@ -137,7 +137,7 @@ def test_paper_models_carry_the_papers_numbers() -> None:
     ms = {m["name"]: m for m in paper_models()}
     assert len(ms) == len(paper.models()) == 10
     p = ms["Pythia-160M"]
-    assert (p["d"], p["vocab"], p["r_inf"], p["r2"]) == (768, 50304, 22.45, 271.0)
+    assert (p["d"], p["d_vocab"], p["r_inf"], p["r_l2"]) == (768, 50304, 22.45, 271.0)
     assert (p["slope_natural"], p["slope_random"]) == (90.37, 44.13)
     assert ms["Pythia-1.4B"]["slope_natural"] == 261.4 and ms["Pythia-1.4B"]["slope_random"] is None
 
@@ -146,8 +146,8 @@ def test_book_models_measures_nano_and_skips_what_is_not_fetched() -> None:
     entries, notes = book_models(["nano", "not-a-fetched-model"], n_prompts=8, length=8)
     assert [e["name"] for e in entries] == ["nano"]
     nano = entries[0]
-    assert (nano["d"], nano["vocab"]) == (128, 4096)  # the shipped config
-    assert 0 < nano["r_inf"] <= nano["r2"] <= math.sqrt(nano["d"]) * nano["r_inf"]  # ‖x‖∞ ≤ ‖x‖2 ≤ √d ‖x‖∞
+    assert (nano["d"], nano["d_vocab"]) == (128, 4096)  # the shipped config
+    assert 0 < nano["r_inf"] <= nano["r_l2"] <= math.sqrt(nano["d"]) * nano["r_inf"]  # ‖x‖∞ ≤ ‖x‖2 ≤ √d ‖x‖∞
     assert any("not-a-fetched-model" in n and "not fetched" in n for n in notes)
 
 
@@ -192,7 +192,7 @@ def test_series_from_fits_skips_one_sided_fits() -> None:
             4: Fit(True, 9.0, (float("nan"), float("nan"))),
         },
         d=128,
-        vocab=4096,
+        d_vocab=4096,
         r=7.0,
         eps=7.0 * 2.0**-11,
         convention="replication",
@@ -203,18 +203,18 @@ def test_series_from_fits_skips_one_sided_fits() -> None:
         bounds.ball_slope(128, 7.0, 7.0 * 2.0**-11, 4096) / 2.0
     )
     with pytest.raises(ValueError, match="no fit"):
-        series_from_fits("x", {1: Fit(False, 0.0, (0, 0))}, d=1, vocab=2, r=1.0, eps=1.0, convention="")
+        series_from_fits("x", {1: Fit(False, 0.0, (0, 0))}, d=1, d_vocab=2, r=1.0, eps=1.0, convention="")
 
 
 @pytest.mark.parametrize(
     "series, match",
     [
         ([], "at least one"),
-        ([{"name": "a", "points": [], "d": 1, "vocab": 2, "r": 1.0, "eps": 1.0}], "points"),
-        ([{"name": "a", "points": [[0, 1, None, None]], "d": 1, "vocab": 2, "r": 1.0, "eps": 1.0}], "m"),
-        ([{"name": "a", "points": [[1, 1, None, None]], "d": 0, "vocab": 2, "r": 1.0, "eps": 1.0}], "d"),
-        ([{"name": "a", "points": [[1, 1, None, None]], "d": 1, "vocab": 2, "r": -1.0, "eps": 1.0}], "r"),
-        ([{"name": "a", "points": [[1, 1, None, None]], "d": 1, "vocab": 2, "r": 1.0, "eps": 1.0}] * 2, "unique"),
+        ([{"name": "a", "points": [], "d": 1, "d_vocab": 2, "r": 1.0, "eps": 1.0}], "points"),
+        ([{"name": "a", "points": [[0, 1, None, None]], "d": 1, "d_vocab": 2, "r": 1.0, "eps": 1.0}], "m"),
+        ([{"name": "a", "points": [[1, 1, None, None]], "d": 0, "d_vocab": 2, "r": 1.0, "eps": 1.0}], "d"),
+        ([{"name": "a", "points": [[1, 1, None, None]], "d": 1, "d_vocab": 2, "r": -1.0, "eps": 1.0}], "r"),
+        ([{"name": "a", "points": [[1, 1, None, None]], "d": 1, "d_vocab": 2, "r": 1.0, "eps": 1.0}] * 2, "unique"),
     ],
 )
 def test_bad_series_raise(series, match) -> None:
@@ -228,7 +228,7 @@ def test_bad_series_raise(series, match) -> None:
         ({"d": 0}, "d"),
         ({"r": -1.0}, "r"),
         ({"eps": 0.0}, "eps"),
-        ({"vocab_size": 1}, "vocab_size"),
+        ({"d_vocab": 1}, "d_vocab"),
         ({"m": 0}, "m"),
         ({"n": 0}, "n"),
         ({"formula": "cube"}, "formula"),
@@ -257,9 +257,9 @@ def test_slider_ranges_hold_every_menu_model() -> None:
     lo_r, hi_r = DEFAULT_RANGES["r"]
     for m in paper_models():
         assert DEFAULT_RANGES["d"][0] <= m["d"] <= DEFAULT_RANGES["d"][1]
-        assert DEFAULT_RANGES["vocab_size"][0] <= m["vocab"] <= DEFAULT_RANGES["vocab_size"][1]
+        assert DEFAULT_RANGES["d_vocab"][0] <= m["d_vocab"] <= DEFAULT_RANGES["d_vocab"][1]
         for c in conventions_table():
-            r, eps = convention_ball(c["key"], m["r2"], m["r_inf"])
+            r, eps = convention_ball(c["key"], m["r_l2"], m["r_inf"])
             assert lo_r <= r <= hi_r and lo_eps <= eps <= hi_eps, (m["name"], c["key"], r, eps)
 
 

@@ -94,7 +94,7 @@ DEFAULT_RANGES: dict[str, tuple[float, float]] = {
     "eps": (1e-10, 10.0),
     "r": (0.01, 1000.0),
     "d": (1, 16384),
-    "vocab_size": (2, 10_000_000),
+    "d_vocab": (2, 10_000_000),
     "m": (1, 1000),
     "q": (1.0, 4.0),
 }
@@ -132,7 +132,7 @@ class BoundExplorer(anywidget.AnyWidget):
         eps: precision ε > 0 (same units as r). Default 1/2048, i.e. 2r/ε = 4096 at r = 1.
         r: support radius r > 0.
         d: embedding width d ≥ 1.
-        vocab_size: |V| ≥ 2.
+        d_vocab: |V| ≥ 2.
         m: prompt length in vectors, ≥ 1 (mean field: for the ball bound and the cramming marks drawn beside it).
         n: sequence length in tokens, ≥ 1, at which the ball fraction is read out.
         log10_n: log10 of the sequence length at which the mean-field fraction is read out (≥ log10 2).
@@ -158,7 +158,7 @@ class BoundExplorer(anywidget.AnyWidget):
     eps = traitlets.Float(2.0**-11).tag(sync=True)
     r = traitlets.Float(1.0).tag(sync=True)
     d = traitlets.Int(768).tag(sync=True)
-    vocab_size = traitlets.Int(50304).tag(sync=True)
+    d_vocab = traitlets.Int(50304).tag(sync=True)
     m = traitlets.Int(1).tag(sync=True)
     n = traitlets.Int(600).tag(sync=True)
     log10_n = traitlets.Float(3.0).tag(sync=True)
@@ -176,7 +176,7 @@ class BoundExplorer(anywidget.AnyWidget):
         ranges = _ranges(kwargs, DEFAULT_RANGES)
         if "models" not in kwargs:
             kwargs["models"] = paper_models()
-        explicit = any(k in kwargs for k in ("d", "vocab_size", "r", "eps"))
+        explicit = any(k in kwargs for k in ("d", "d_vocab", "r", "eps"))
         super().__init__(ranges=ranges, conventions=conventions_table(), **kwargs)
         if self.model and not explicit:
             self.select(self.model)
@@ -205,9 +205,9 @@ class BoundExplorer(anywidget.AnyWidget):
         if name not in by_name:
             raise ValueError(f"model must be one of {sorted(by_name)} or '', got {name!r}")
         entry = by_name[name]
-        r, eps = convention_ball(self.convention, entry["r2"], entry["r_inf"])
+        r, eps = convention_ball(self.convention, entry["r_l2"], entry["r_inf"])
         with self.hold_trait_notifications():
-            self.model, self.d, self.vocab_size, self.r, self.eps = name, entry["d"], entry["vocab"], r, eps
+            self.model, self.d, self.d_vocab, self.r, self.eps = name, entry["d"], entry["d_vocab"], r, eps
 
     def values(self) -> dict[str, float | None]:
         """What the front end displays, computed by :mod:`accessibility_lib.theory.bounds` (and in log space).
@@ -239,7 +239,7 @@ class BoundExplorer(anywidget.AnyWidget):
             check_positive_real("r", self.r),
             check_positive_real("eps", self.eps),
         )
-        vocab = check_int("vocab_size", self.vocab_size, minimum=2)
+        vocab = check_int("d_vocab", self.d_vocab, minimum=2)
         m = check_int("m", self.m, minimum=1)
         C = bounds.ball_slope(d, r, eps, vocab)
         if self.formula == "mean_field":
@@ -278,7 +278,7 @@ class MeanFieldExplorer(BoundExplorer):
     formula = traitlets.Unicode("mean_field").tag(sync=True)
     d = traitlets.Int(4).tag(sync=True)
     eps = traitlets.Float(0.25).tag(sync=True)
-    vocab_size = traitlets.Int(30).tag(sync=True)
+    d_vocab = traitlets.Int(30).tag(sync=True)
     log10_n = traitlets.Float(4.0).tag(sync=True)
     axis_max = traitlets.Int(5).tag(sync=True)
 
@@ -359,7 +359,7 @@ class CrammingExplorer(anywidget.AnyWidget):
             raise ValueError(f"selected must be one of {sorted(by_name)}, got {self.selected!r}")
         s = by_name[self.selected]
         r, eps = check_positive_real("r", self.r), check_positive_real("eps", self.eps)
-        C = bounds.ball_slope(s["d"], r, eps, s["vocab"])
+        C = bounds.ball_slope(s["d"], r, eps, s["d_vocab"])
         ms = [p[0] for p in s["points"]]
         slope_points = None
         if len(set(ms)) >= 2:

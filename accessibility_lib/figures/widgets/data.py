@@ -2,21 +2,21 @@
 
 Model entries (the ``models`` trait of :class:`~accessibility_lib.figures.widgets.BoundExplorer`) are dicts::
 
-    {"name": "Pythia-160M", "group": "paper" | "book", "d": 768, "vocab": 50304,
-     "r_inf": 22.45, "r2": 271.0, "slope_natural": 90.37, "slope_random": 44.13, "source": "..."}
+    {"name": "Pythia-160M", "group": "paper" | "book", "d": 768, "d_vocab": 50304,
+     "r_inf": 22.45, "r_l2": 271.0, "slope_natural": 90.37, "slope_random": 44.13, "source": "..."}
 
 - the paper's models (:func:`paper_models`): d = ``d_model``, |V| = ``d_vocab``, r∞ = ``r_inf`` and the
-  largest L2 norm r2 = ``r2`` from the authors' model list (:func:`accessibility_lib.theory.paper.models`); the
+  largest L2 norm r_l2 = ``r_l2`` from the authors' model list (:func:`accessibility_lib.theory.paper.models`); the
   measured cramming slopes (natural text, random) from :data:`accessibility_lib.theory.paper.MEASURED_SLOPES`
   (paper §5), or, for the models that table lacks, the natural-text slope of the authors' list (random: None);
 - this book's models (:func:`book_models`): d and |V| from the config (:func:`accessibility_lib.theory.capacity.read_shape`),
-  r∞ and r2 measured here on the last-layer embeddings of a few dozen random prompts
+  r∞ and r_l2 measured here on the last-layer embeddings of a few dozen random prompts
   (:func:`accessibility_lib.geometry.embeddings.sample_embeddings`); a model that is not fetched is skipped and named
   in the returned notes. Their cramming slopes are None unless passed in ``measured``.
 
 Cramming series (the ``series`` trait of :class:`~accessibility_lib.figures.widgets.CrammingExplorer`) are dicts::
 
-    {"name": "...", "points": [[m, n50, lo, hi], ...], "d": 768, "vocab": 50304, "r": 22.45,
+    {"name": "...", "points": [[m, n50, lo, hi], ...], "d": 768, "d_vocab": 50304, "r": 22.45,
      "eps": 0.01096, "convention": "replication", "slope": 90.37, "slope_source": "..."}
 
 ``lo``/``hi`` is the n50 interval (None when there is none); ``slope`` the measured slope C_exp that the
@@ -52,9 +52,9 @@ BOOK_MODELS = ("nano", "smollm2-135m", "gemma-3-270m")
 def model_entry(
     name: str,
     d: int,
-    vocab: int,
+    d_vocab: int,
     r_inf: float,
-    r2: float,
+    r_l2: float,
     *,
     group: str = "book",
     slope_natural: float | None = None,
@@ -76,9 +76,9 @@ def model_entry(
         "name": str(name),
         "group": group,
         "d": check_int("d", d, minimum=1),
-        "vocab": check_int("vocab", vocab, minimum=2),
+        "d_vocab": check_int("d_vocab", d_vocab, minimum=2),
         "r_inf": check_positive_real("r_inf", r_inf),
-        "r2": check_positive_real("r2", r2),
+        "r_l2": check_positive_real("r_l2", r_l2),
         **slopes,
         "source": source,
     }
@@ -100,7 +100,7 @@ def paper_models() -> list[dict[str, Any]]:
                 pm.d_model,
                 pm.d_vocab,
                 pm.r_inf,
-                pm.r2,
+                pm.r_l2,
                 group="paper",
                 slope_natural=nat,
                 slope_random=rnd,
@@ -118,12 +118,12 @@ def book_models(
     seed: int = 0,
     measured: Mapping[str, tuple[float | None, float | None]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The book's models with r∞ and r2 measured on ``n_prompts`` random prompts of ``length`` tokens.
+    """The book's models with r∞ and r_l2 measured on ``n_prompts`` random prompts of ``length`` tokens.
 
     Args:
         names: model names (``nano``, ``smollm2-135m``, ``gemma-3-270m``; any name ``load_model`` accepts).
         n_prompts, length: the random prompts whose last-layer embeddings (after the final norm) give
-            r∞ (largest |coordinate|) and r2 (largest L2 norm); a few dozen prompts give maxima of a small
+            r∞ (largest |coordinate|) and r_l2 (largest L2 norm); a few dozen prompts give maxima of a small
             sample, below the paper's 10,000 prompts (maxima only grow with the sample).
         seed: prompt seed.
         measured: optional ``{name: (natural slope, random slope)}`` measured elsewhere (e.g. chapter 3).
@@ -197,20 +197,20 @@ def conventions_table() -> list[dict[str, Any]]:
     return out
 
 
-def convention_ball(convention: str, r2: float, r_inf: float) -> tuple[float, float]:
+def convention_ball(convention: str, r_l2: float, r_inf: float) -> tuple[float, float]:
     """(r, ε) of the ball bound under the named ``convention`` (as the front end computes it).
 
-    r is the largest L2 norm r2 or r∞ by the convention's ``radius``; ε is its ``factor`` times r
+    r is the largest L2 norm r_l2 or r∞ by the convention's ``radius``; ε is its ``factor`` times r
     (reference ``"r"``) or times r∞ (reference ``"r_inf"``).
 
     Raises:
         ValueError: for an unknown convention name or a radius that is not > 0.
     """
     c = precision.get(convention)
-    r2 = check_positive_real("r2", r2)
+    r_l2 = check_positive_real("r_l2", r_l2)
     r_inf = check_positive_real("r_inf", r_inf)
     radius = getattr(c, "radius", "r_inf" if c.reference == "r_inf" else "l2")
-    r = r_inf if radius == "r_inf" else r2
+    r = r_inf if radius == "r_inf" else r_l2
     return r, c.eps(r=r, r_inf=r_inf)
 
 
@@ -254,7 +254,7 @@ def check_series(series: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "name": name,
                 "points": pts,
                 "d": check_int(f"{where} d", s.get("d"), minimum=1),
-                "vocab": check_int(f"{where} vocab", s.get("vocab"), minimum=2),
+                "d_vocab": check_int(f"{where} vocab", s.get("d_vocab"), minimum=2),
                 "r": check_positive_real(f"{where} r", s.get("r")),
                 "eps": check_positive_real(f"{where} eps", s.get("eps")),
                 "convention": str(s.get("convention", "")),
@@ -273,7 +273,7 @@ def paper_cramming_series(convention: str = "replication") -> list[dict[str, Any
 
     Each curve of :func:`accessibility_lib.theory.paper.cramming_curves` (success rate over 20 targets against the
     length, per m) is fitted with :func:`accessibility_lib.experiments.fitting.fit_sigmoid` (binomial likelihood, 20
-    trials a point); the points are (m, n50, profile-likelihood interval). d, |V|, r∞ and r2 come from the
+    trials a point); the points are (m, n50, profile-likelihood interval). d, |V|, r∞ and r_l2 come from the
     authors' model list, (r, ε) from the named ``convention``; ``slope`` is the paper's reported slope
     (:data:`accessibility_lib.theory.paper.MEASURED_SLOPES`, natural / random).
 
@@ -287,7 +287,7 @@ def paper_cramming_series(convention: str = "replication") -> list[dict[str, Any
     for key, per_kind in paper.cramming_curves()["models"].items():
         name = _CURVE_MODELS[key]
         pm = models[name]
-        r, eps = convention_ball(convention, pm.r2, pm.r_inf)
+        r, eps = convention_ball(convention, pm.r_l2, pm.r_inf)
         for kind, entry in per_kind.items():
             points = []
             for m, curve in sorted(entry["curves"].items(), key=lambda kv: int(kv[0])):
@@ -301,7 +301,7 @@ def paper_cramming_series(convention: str = "replication") -> list[dict[str, Any
                     "name": f"{name}, {kind} (paper, re-fitted)",
                     "points": points,
                     "d": pm.d_model,
-                    "vocab": pm.d_vocab,
+                    "d_vocab": pm.d_vocab,
                     "r": r,
                     "eps": eps,
                     "convention": convention,
@@ -317,7 +317,7 @@ def series_from_fits(
     fits: Mapping[int, Any],
     *,
     d: int,
-    vocab: int,
+    d_vocab: int,
     r: float,
     eps: float,
     convention: str,
@@ -345,7 +345,7 @@ def series_from_fits(
                 "name": name,
                 "points": points,
                 "d": d,
-                "vocab": vocab,
+                "d_vocab": d_vocab,
                 "r": r,
                 "eps": eps,
                 "convention": convention,

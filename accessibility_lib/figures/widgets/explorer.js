@@ -33,7 +33,7 @@ function softplus(x) {
   return x > 0 ? x + Math.log1p(Math.exp(-x)) : Math.log1p(Math.exp(x));
 }
 
-// Everything the bound explorers display, for p = {eps, r, d, vocab_size, m, n, log10_n, q}.
+// Everything the bound explorers display, for p = {eps, r, d, d_vocab, m, n, log10_n, q}.
 //   ball (Thm 4.5, Cor 4.6): C = d ln(1 + 2r/ε)/ln|V|, ln P = d m ln(1 + 2r/ε), n* = C m,
 //     ln fraction(n) = min(0, ln P − n ln|V|) at n = p.n tokens.
 //   mean_field (Thm 4.9, Cor 4.10): ln ln #acc = d ln(1 + 2r/ε) + ln(1 + ln(1 + (2r/ε)^q)),
@@ -42,7 +42,7 @@ function softplus(x) {
 //     d, r, ε, |V| and m is returned too (C, nstarBall), for the comparison drawn beside it.
 export function compute(formula, p) {
   const L = log1pRatio(p.r, p.eps); // ln(1 + 2r/ε)
-  const logV = Math.log(p.vocab_size); // ln|V|
+  const logV = Math.log(p.d_vocab); // ln|V|
   const C = (p.d * L) / logV; // Cor 4.6
   if (formula === "mean_field") {
     const lx = LN2 + Math.log(p.r) - Math.log(p.eps); // ln(2r/ε)
@@ -84,7 +84,7 @@ export function olsSlope(points) {
 // else the least-squares slope of its points) and the ratio C / slope of Table 1 (null if slope ≤ 0).
 export function computeCramming(s, eps, r) {
   const L = log1pRatio(r, eps);
-  const C = (s.d * L) / Math.log(s.vocab);
+  const C = (s.d * L) / Math.log(s.d_vocab);
   const fit = olsSlope(s.points || []);
   const given = s.slope !== null && s.slope !== undefined && Number.isFinite(s.slope);
   const slope = given ? s.slope : fit ? fit.slope : null;
@@ -95,10 +95,10 @@ export function computeCramming(s, eps, r) {
 }
 
 // (r, ε) of a model under a named ε convention c = {factor, reference, radius} (precision.EpsConvention.ball):
-// r is the largest L2 norm r2 (radius "l2") or the largest |coordinate| r∞ (radius "r_inf"); ε is
+// r is the largest L2 norm r_l2 (radius "l2") or the largest |coordinate| r∞ (radius "r_inf"); ε is
 // factor × r (reference "r") or factor × r∞ (reference "r_inf").
-export function conventionBall(c, r2, rInf) {
-  const r = c.radius === "r_inf" ? rInf : r2;
+export function conventionBall(c, r_l2, rInf) {
+  const r = c.radius === "r_inf" ? rInf : r_l2;
   return { r, eps: c.factor * (c.reference === "r_inf" ? rInf : r) };
 }
 
@@ -446,7 +446,7 @@ const BOUND_SLIDERS = {
     ["eps", "ε (precision)", "log"],
     ["r", "r (radius)", "log"],
     ["d", "d (width)", "logint"],
-    ["vocab_size", "|V| (vocabulary)", "logint"],
+    ["d_vocab", "|V| (vocabulary)", "logint"],
     ["m", "m (prompt vectors)", "logint"],
     ["n", "n (sequence length)", "logint"],
   ],
@@ -454,7 +454,7 @@ const BOUND_SLIDERS = {
     ["eps", "ε (precision)", "log"],
     ["r", "r (radius)", "log"],
     ["d", "d (width)", "logint"],
-    ["vocab_size", "|V| (vocabulary)", "logint"],
+    ["d_vocab", "|V| (vocabulary)", "logint"],
     ["q", "q (Wasserstein order)", "real"],
     ["m", "m (ball bound, cramming)", "logint"],
     ["log10_n", "log10 n (sequence length)", "dlog"],
@@ -517,7 +517,7 @@ function renderBound({ model, el: host }) {
   const specs = BOUND_SLIDERS[formula];
   const sliders = makeSliders(model, specs, rangeOf, (name, v) => {
     model.set(name, v);
-    if (["eps", "r", "d", "vocab_size"].includes(name) && model.get("model") && !edited.includes(name)) edited.push(name);
+    if (["eps", "r", "d", "d_vocab"].includes(name) && model.get("model") && !edited.includes(name)) edited.push(name);
     save(model);
     refresh();
   });
@@ -561,9 +561,9 @@ function renderBound({ model, el: host }) {
     edited = [];
     const m = byName[name];
     if (m) {
-      const { r, eps } = conventionBall(conv, m.r2, m.r_inf);
+      const { r, eps } = conventionBall(conv, m.r_l2, m.r_inf);
       model.set("d", m.d);
-      model.set("vocab_size", m.vocab);
+      model.set("d_vocab", m.d_vocab);
       model.set("r", r);
       model.set("eps", eps);
     } else if (convKey) {
@@ -576,7 +576,7 @@ function renderBound({ model, el: host }) {
 
   function params() {
     const o = {};
-    for (const k of ["eps", "r", "d", "vocab_size", "m", "n", "log10_n", "q"]) o[k] = model.get(k);
+    for (const k of ["eps", "r", "d", "d_vocab", "m", "n", "log10_n", "q"]) o[k] = model.get(k);
     return o;
   }
 
@@ -598,7 +598,7 @@ function renderBound({ model, el: host }) {
     const conv = convByKey[model.get("convention")];
     if (m) {
       const rName = conv && conv.radius === "r_inf" ? "r∞ (largest |coordinate|)" : "max L2 norm";
-      status.textContent = `${m.name} (${m.source}): d = ${m.d}, |V| = ${m.vocab}, r = ${rName}, `
+      status.textContent = `${m.name} (${m.source}): d = ${m.d}, |V| = ${m.d_vocab}, r = ${rName}, `
         + `ε: ${conv ? conv.name : "?"}` + (edited.length ? `; moved by hand since: ${edited.join(", ")}` : "");
     } else {
       status.textContent = "custom values: pick a model to load its d, |V|, r and ε.";
@@ -625,7 +625,7 @@ function renderBound({ model, el: host }) {
     drawBound(svg, legend, formula, p, out, slopes, model.get("axis_max"), model.get("floor"));
   }
 
-  const names = ["eps", "r", "d", "vocab_size", "m", "n", "log10_n", "q", "model", "convention", "axis_max", "floor"];
+  const names = ["eps", "r", "d", "d_vocab", "m", "n", "log10_n", "q", "model", "convention", "axis_max", "floor"];
   const onChange = () => { clampN(); refresh(); };
   for (const name of names) model.on(`change:${name}`, onChange);
   clampN();
@@ -813,9 +813,9 @@ function renderCramming({ model, el: host }) {
     axisSel.sel.value = model.get("axis");
     root.setAttribute("data-selected", s.name);
     root.setAttribute("data-d", String(s.d));
-    root.setAttribute("data-vocab", String(s.vocab));
+    root.setAttribute("data-d-vocab", String(s.d_vocab));
     const out = computeCramming(s, eps, r);
-    status.textContent = `${s.name}: d = ${s.d}, |V| = ${s.vocab}; r and ε under "${s.convention}"`
+    status.textContent = `${s.name}: d = ${s.d}, |V| = ${s.d_vocab}; r and ε under "${s.convention}"`
       + (edited.length ? `; moved by hand: ${edited.join(", ")}` : "");
     setOut(outs.ratio2r, fmtPow10(out.log10Ratio2rEps), Math.pow(10, out.log10Ratio2rEps));
     setOut(outs.C, fmt(out.C, 5), out.C);

@@ -29,10 +29,10 @@ export function countInInterval(r, dtype) {
   return 2 * countNonnegative(r, dtype) - 1;
 }
 
-// Everything the explorer shows for a model entry {d, vocab_size, r_inf, radii?, slope?, table1_ratio?}.
+// Everything the explorer shows for a model entry {d, d_vocab, r_inf, radii?, slope?, table1_ratio?}.
 export function compute(entry, dtype, m) {
   const d = entry.d;
-  const logV = Math.log(entry.vocab_size);
+  const logV = Math.log(entry.d_vocab);
   let logCount = 0;
   if (entry.radii) for (const r of entry.radii) logCount += Math.log(countInInterval(r, dtype));
   else logCount = d * Math.log(countInInterval(entry.r_inf, dtype));

@@ -12,7 +12,7 @@ URL) that recomputes in the browser, so it works in the kernel-less static site:
   grid at the dtype's unit roundoff u (ε = r∞·u, C = d·ln(1 + 2/u)/ln|V|);
 - the ratio of each C to the model's measured cramming slope, when there is one.
 
-Each model entry is a dict ``{name, group, d, vocab_size, r_inf, radii?, slope?, table1_ratio?}``:
+Each model entry is a dict ``{name, group, d, d_vocab, r_inf, radii?, slope?, table1_ratio?}``:
 ``radii`` (per-coordinate half-widths of the box holding the sampled last-layer embeddings) when they
 were measured, else the cube of half-width r∞; ``slope`` the measured (natural-text) cramming slope.
 :func:`paper_entries` builds the paper's models.
@@ -36,16 +36,16 @@ _HERE = Path(__file__).parent
 DTYPES = ("fp32", "bf16", "fp16")
 
 
-def model_entry(name: str, d: int, vocab_size: int, r_inf: float, *, radii=None, slope=None, table1_ratio=None,
+def model_entry(name: str, d: int, d_vocab: int, r_inf: float, *, radii=None, slope=None, table1_ratio=None,
                 group: str = "book") -> dict:  # fmt: skip
     """One menu entry (see the module docstring).
 
     Raises:
         ValueError: d < 1, |V| < 2, r∞ ≤ 0, or radii of the wrong length or not > 0.
     """
-    if int(d) < 1 or int(vocab_size) < 2 or not float(r_inf) > 0:
-        raise ValueError(f"model {name!r}: need d ≥ 1, vocab_size ≥ 2, r_inf > 0, got {d}, {vocab_size}, {r_inf}")
-    entry = {"name": str(name), "group": group, "d": int(d), "vocab_size": int(vocab_size), "r_inf": float(r_inf),
+    if int(d) < 1 or int(d_vocab) < 2 or not float(r_inf) > 0:
+        raise ValueError(f"model {name!r}: need d ≥ 1, d_vocab ≥ 2, r_inf > 0, got {d}, {d_vocab}, {r_inf}")
+    entry = {"name": str(name), "group": group, "d": int(d), "d_vocab": int(d_vocab), "r_inf": float(r_inf),
              "slope": None if slope is None else float(slope),
              "table1_ratio": None if table1_ratio is None else float(table1_ratio)}  # fmt: skip
     if radii is not None:
@@ -114,7 +114,7 @@ class PrecisionExplorer(anywidget.AnyWidget):
         if self.m < 1:
             raise ValueError(f"m must be ≥ 1, got {self.m}")
         e = self._entry()
-        d, logV = e["d"], math.log(e["vocab_size"])
+        d, logV = e["d"], math.log(e["d_vocab"])
         radii = e.get("radii") or [e["r_inf"]] * d
         log_count = fp_grid.log_count_box(radii, self.dtype)
         C = log_count / logV
