@@ -1,0 +1,169 @@
+"""Cramming artifacts summarised: every unit re-fitted from its outcomes, and the slopes through them.
+
+:func:`summarize` turns an artifact's units into :class:`UnitSummary` rows (n50 with its interval, the
+budget label, the share of failures that stopped at the step cap, the token-steps spent); :func:`slopes`
+fits n50 against m for one budget, instrument and dtype.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from accessibility_lib.runs.cramming_artifacts import _UNIT_FIELDS, refit_unit, upgrade
+from accessibility_lib.runs.cramming_units import CrammingUnit
+
+
+@dataclass
+class UnitSummary:
+    """One unit of an artifact, re-fitted from its per-target outcomes (:func:`summarize`).
+
+    Attributes:
+        uid, kind, m, max_steps, state, instrument, dtype, design: the unit (state: complete, partial, pending).
+        lengths, rates, trials: (L,) lengths (tokens, the unit's convention), success fractions, targets.
+        fit: the :class:`~accessibility_lib.experiments.fitting.SigmoidFit`, or for a progressive unit a
+            :class:`ProgressiveFit`; None without outcomes.
+        n_outcomes: per-target outcomes behind it; disagreements: KV-cache vs recompute disagreements.
+        failures, failures_at_cap: failed outcomes, and those that used the whole step budget (a share
+            near 1 says the budget, not the model, ended them).
+        token_steps: forward+backward token-steps behind the outcomes; seconds: wall time when finished.
+        budget_label: e.g. "300 steps (no patience), paper".
+    """
+
+    uid: str
+    kind: str
+    m: int
+    max_steps: int
+    state: str
+    lengths: np.ndarray
+    rates: np.ndarray
+    trials: np.ndarray
+    fit: object
+    n_outcomes: int
+    disagreements: int
+    seconds: float | None
+    instrument: str = "paper"
+    dtype: str = "float32"
+    design: str = "bisect"
+    failures: int = 0
+    failures_at_cap: int = 0
+    token_steps: int = 0
+    budget_label: str = ""
+
+    @property
+    def cap_share(self) -> float:
+        """Share of failures that stopped at the step cap (NaN without failures)."""
+        return self.failures_at_cap / self.failures if self.failures else float("nan")
+
+
+@dataclass
+class ProgressiveFit:
+    """n50 of a progressive unit: the median horizon with an order-statistic interval."""
+
+    n50: float
+    ci: tuple[float, float]
+    ok: bool
+    capped: int
+
+    def describe(self, digits: int = 1) -> str:
+        if not self.ok:
+            return "no n50 (no horizon)"
+        lo, hi = self.ci
+        return f"{self.n50:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}] (median horizon)"
+
+
+def _summary_progressive(u: dict) -> tuple:
+    from accessibility_lib.experiments.progressive import median_interval
+
+    hz = np.array([int(r["horizon"]) for r in u["outcomes"]])
+    if hz.size == 0:
+        return np.zeros(0), np.zeros(0), np.zeros(0), None
+    lengths = np.arange(max(1, hz.min()), hz.max() + 2, dtype=float)
+    rates = np.array([np.mean(hz >= n) for n in lengths])
+    med, ci = median_interval(hz)
+    capped = int(sum(bool(r.get("capped")) for r in u["outcomes"]))
+    return lengths, rates, np.full(lengths.shape, float(hz.size)), ProgressiveFit(med, ci, True, capped)
+
+
+def summarize(artifact: dict) -> list[UnitSummary]:
+    """Every unit of an artifact (format 1 or 2) with its n50 re-fitted from the stored outcomes."""
+    from accessibility_lib.experiments.n50 import token_steps
+
+    art = upgrade(artifact)
+    out = []
+    for u in art["units"]:
+        progressive = u.get("instrument", "paper").startswith("progressive")
+        lengths, rates, trials, fit = _summary_progressive(u) if progressive else refit_unit(u)
+        fails = [r for r in u["outcomes"] if not progressive and not r["success"]]
+        cap = int(u["settings"]["max_steps"])
+        n_prefix = len(u.get("layout", {}).get("prefix_ids") or [])
+        unit = CrammingUnit(**{k: u[k] for k in _UNIT_FIELDS if k in u})
+        out.append(
+            UnitSummary(
+                u["uid"],
+                u["kind"],
+                int(u["m"]),
+                int(u["max_steps"]),
+                u.get("state", "pending"),
+                lengths,
+                rates,
+                trials,
+                fit,
+                len(u["outcomes"]),
+                sum(int(r.get("decode_disagreements", 0)) for r in u["outcomes"]),
+                u.get("seconds"),
+                u.get("instrument", "paper"),
+                u.get("dtype", "float32"),
+                u.get("design", "bisect"),
+                len(fails),
+                sum(int(r["steps"]) >= cap for r in fails),
+                int(u["token_steps"])
+                if "token_steps" in u
+                else token_steps(u["outcomes"], int(u["m"]), n_prefix)
+                if not progressive
+                else 0,
+                unit.budget_label,
+            )
+        )
+    return out
+
+
+def slopes(
+    summaries: list[UnitSummary], max_steps: int, *, instrument: str = "paper", dtype: str | None = None
+) -> dict[str, tuple[list[UnitSummary], object]]:
+    """Per target kind, the units of one budget, instrument and dtype with a bracketed n50, and their slope.
+
+    Units whose decode paths disagreed are left out (a bfloat16 run whose KV-cache decoding and full
+    recompute differ does not measure one model). With several units at the same m (e.g. 10 and 20
+    targets) the one with more outcomes is used.
+
+    Args:
+        dtype: one dtype, or None for the dtype most units of that budget and instrument have.
+
+    Returns:
+        kind -> (units with a finite n50, sorted by m; :class:`~accessibility_lib.experiments.slope_fit.SlopeFit`
+        through them with their n50 intervals, or None with fewer than two distinct m).
+    """
+    from collections import Counter
+
+    from accessibility_lib.experiments.slope_fit import fit_slope
+
+    pool = [s for s in summaries if s.max_steps == max_steps and s.instrument == instrument]
+    if dtype is None and pool:
+        dtype = Counter(s.dtype for s in pool).most_common(1)[0][0]
+    out = {}
+    for kind in sorted({s.kind for s in pool}):
+        best: dict[int, UnitSummary] = {}
+        for s in pool:
+            if s.kind == kind and s.dtype == dtype and s.fit is not None and s.fit.ok and s.disagreements == 0:
+                if s.m not in best or s.n_outcomes > best[s.m].n_outcomes:
+                    best[s.m] = s
+        pts = [best[m] for m in sorted(best)]
+        fit = None
+        if len(pts) >= 2:
+            ci = [s.fit.ci for s in pts]
+            ok_ci = all(np.all(np.isfinite(c)) for c in ci)
+            fit = fit_slope([s.m for s in pts], [s.fit.n50 for s in pts], n50_ci=ci if ok_ci else None)
+        out[kind] = (pts, fit)
+    return out
