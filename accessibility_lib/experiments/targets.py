@@ -14,21 +14,21 @@
 
 **Length conventions** (:data:`LENGTH_CONVENTIONS`) — how a target of "length n" is laid out:
 
-- ``"generated"`` (the book's): all n tokens are generated from the prompt; inputs
+- ``"all_generated"`` (the book's): all n tokens are generated from the prompt; inputs
   [prefix, Y, t_1 … t_{n−1}], n tokens scored. Optionally a BOS *before* the prompt (``bos_prefix``:
   Llama-family models turn position 0 into an attention sink).
-- ``"replication"`` (the authors'): the soft prompt ("memory") comes first, then the text; the first
+- ``"first_given"`` (the authors'): the soft prompt ("memory") comes first, then the text; the first
   of the n tokens is given, not generated, and the loss covers tokens 2 … n. For tokenizers that add a
   BOS (Llama, Gemma) that first token is the BOS, placed after the memory; otherwise (Pythia, Qwen,
   SmolLM2) it is the first text token. So n counts one given token and n − 1 generated ones.
 
 A slope n50(m) ≈ C_exp·m does not depend on the convention when the offset between them is the same
 for every m (one given token), but n50 values do: compare n50 with the authors' only under
-``"replication"``.
+``"first_given"``.
 
 Example:
     >>> from accessibility_lib.models.handle import load_model
-    >>> src = target_source(load_model("nano"), "random_tokens", "generated", seed=0)
+    >>> src = target_source(load_model("nano"), "random_tokens", "all_generated", seed=0)
     >>> len(src(5, 0)), src.n_given, src.name
     (5, 0, 'random_tokens/generated/s0')
 """
@@ -46,7 +46,10 @@ if TYPE_CHECKING:
 __all__ = ["TARGET_KINDS", "LENGTH_CONVENTIONS", "CORPORA", "TargetSource", "target_source", "tokenizer_adds_bos"]
 
 TARGET_KINDS = ("natural", "random_words", "random_tokens")
-LENGTH_CONVENTIONS = ("generated", "replication")
+LENGTH_CONVENTIONS = ("all_generated", "first_given")
+#: the tag of each convention in result-store keys and target-source names (the names of the first runs,
+#: kept so that every stored outcome stays valid)
+KEY_TAG = {"all_generated": "generated", "first_given": "replication"}
 CORPORA = ("heldout", "austen", "pg19")
 
 
@@ -76,7 +79,7 @@ class TargetSource:
         corpus: the natural-text corpus (``"natural"`` only; else None).
         n_given: leading target tokens given as input, not generated (0 or 1).
         prefix_ids: fixed token ids before the prompt (empty, or ``[bos]``).
-        first_id: under ``"replication"``, the BOS that is the given first token, or None.
+        first_id: under ``"first_given"``, the BOS that is the given first token, or None.
         name: a label for result-store keys, e.g. ``"natural[austen]/replication/s0"``.
         min_length: the shortest length allowed (n_given + 1).
     """
@@ -111,7 +114,7 @@ class TargetSource:
         """The settings that decide what is crammed, for result-store keys and artifacts."""
         return {
             "kind": self.kind,
-            "convention": self.convention,
+            "convention": KEY_TAG[self.convention],
             "corpus": self.corpus,
             "seed": self.seed,
             "n_given": self.n_given,
@@ -123,7 +126,7 @@ class TargetSource:
 def target_source(
     handle: ModelHandle,
     kind: str,
-    convention: str = "generated",
+    convention: str = "all_generated",
     *,
     seed: int = 0,
     corpus: str = "heldout",
@@ -134,18 +137,18 @@ def target_source(
     Args:
         handle: model handle with a ``tokenizer`` and ``d_vocab``.
         kind: ``"natural"``, ``"random_words"`` or ``"random_tokens"``.
-        convention: ``"generated"`` (the book's) or ``"replication"`` (the authors').
+        convention: ``"all_generated"`` (the book's) or ``"first_given"`` (the authors').
         seed: seed of the draws (≥ 0).
         corpus: natural-text corpus, ``"heldout"``, ``"austen"`` or ``"pg19"`` (``"natural"`` only).
-        bos_prefix: under ``"generated"``, put the tokenizer's BOS before the prompt (Llama-family
-            position-0 sink). Not allowed under ``"replication"`` (the memory comes first there).
+        bos_prefix: under ``"all_generated"``, put the tokenizer's BOS before the prompt (Llama-family
+            position-0 sink). Not allowed under ``"first_given"`` (the memory comes first there).
 
     Returns:
         A :class:`TargetSource`.
 
     Raises:
         ValueError: an unknown kind, convention or corpus (the message lists the valid ones), a
-            handle without a tokenizer, ``bos_prefix`` under ``"replication"`` or without a BOS token.
+            handle without a tokenizer, ``bos_prefix`` under ``"first_given"`` or without a BOS token.
     """
     from accessibility_lib.models import text
 
@@ -173,10 +176,10 @@ def target_source(
     prefix: list[int] = []
     first_id = None
     n_given = 0
-    if convention == "replication":
+    if convention == "first_given":
         if bos_prefix:
             raise ValueError(
-                "bos_prefix is for the 'generated' convention; under 'replication' the memory comes first "
+                "bos_prefix is for the 'all_generated' convention; under 'first_given' the memory comes first "
                 "and the tokenizer's BOS (if it adds one) is the given first token after it"
             )
         n_given = 1
@@ -187,5 +190,5 @@ def target_source(
             raise ValueError("bos_prefix=True but the tokenizer has no BOS token")
         prefix = [int(bos)]
     label = f"{kind}[{corpus_name}]" if kind == "natural" else kind
-    name = f"{label}/{convention}/s{seed}" + ("/bos-prefix" if prefix else "")
+    name = f"{label}/{KEY_TAG[convention]}/s{seed}" + ("/bos-prefix" if prefix else "")
     return TargetSource(kind, convention, seed, corpus_name, n_given, prefix, first_id, name, draw)

@@ -234,7 +234,7 @@ def analyse_model(
         if got is not None:
             columns[method] = table1.Column.from_dict(got)
             continue
-        if method == "replication":
+        if method == "voronoi_box":
             col = table1.replication_column(name, all_h, handle.W_U.detach(), vocab, n_samples=cell_samples, seed=seed)
         else:
             col = table1.corrected_column(
@@ -339,7 +339,7 @@ def load_artifact(name: str, folder=None) -> ModelSupport:
             f"    .venv/bin/python scripts/support_artifact.py --model {name}"
         )
     data = json.loads(path.read_text())
-    cols = {m: table1.Column.from_dict(c) for m, c in data["columns"].items()}
+    cols = {table1.LEGACY_METHODS.get(m, m): table1.Column.from_dict(c) for m, c in data["columns"].items()}
     return ModelSupport(
         data["model"],
         int(data["d"]),

@@ -4,14 +4,14 @@ Table 1 divides theoretical slopes (tokens per prompt vector) by the measured cr
 ball (Cor 4.6), cone, ellipsoid, ellipsoid + non-uniform cells, ellipsoid + variable ε (Section 5.2–5.3).
 Two *methods* compute the rows from the same sampled last-layer embeddings h ``(N, d)``:
 
-- ``"replication"`` — exactly what the authors' code computes (their bound notebook and cell scripts,
+- ``"voronoi_box"`` — exactly what the authors' code computes (their bound notebook and cell scripts,
   github.com/mario-michelessa/transformers_accessibility), faults included: ε = r∞·2⁻¹¹ and r = r∞ for
   every row (so 2r/ε = 4096); cone half-angle α = ½·arccos(min pairwise cosine), no axis, and a closed
   form 4× the true cap fraction; ellipsoid semi-axes = half-widths of the per-coordinate box (it does
   not contain the samples at the box's corners); cells = *nearest unembedding row* (Voronoi, no bias)
   for points uniform in the box, tokens with no hit dropped, slope from the regression of the log
   median k-fold product on k = 1..6. Their code has no "variable ε" row.
-- ``"corrected"`` — the same precision ε = r∞·2⁻¹¹ with the faults fixed: r = the largest L2 norm
+- ``"argmax_region"`` — the same precision ε = r∞·2⁻¹¹ with the faults fixed: r = the largest L2 norm
   (a ball that contains the samples); a cone around the mean direction that encloses every sample,
   with the exact log-space cap fraction; an axis-aligned ellipsoid that encloses every sample
   (:func:`accessibility_lib.geometry.regions.enclosing_ellipsoid`); argmax cells *with bias* for points uniform in
@@ -22,7 +22,7 @@ Two *methods* compute the rows from the same sampled last-layer embeddings h ``(
   really has, finer near 0 — instead of 1 + w_i/ε.
 
 A difference to the paper can then be split into "different model or checkpoint" (ours vs the paper
-under ``replication``) and "different method" (``replication`` vs ``corrected`` on one model).
+under ``voronoi_box``) and "different method" (``voronoi_box`` vs ``argmax_region`` on one model).
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ __all__ = [
 ROWS = ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ellipsoid + variable ε")
 #: rows the paper does not have: the ball and the ellipsoid at the ε a model shows (chapter 7)
 EXTRA_ROWS = ("ball, effective ε", "ellipsoid, effective ε")
-METHODS = ("replication", "corrected")
+METHODS = ("voronoi_box", "argmax_region")
+#: the names of the first artifacts, read as the methods above
+LEGACY_METHODS = {"replication": "voronoi_box", "corrected": "argmax_region"}
 LN4 = math.log(4.0)
 
 
@@ -138,7 +140,7 @@ class Column:
         """The inverse of :meth:`to_dict`."""
         return cls(
             data["model"],
-            data["method"],
+            LEGACY_METHODS.get(data["method"], data["method"]),
             int(data["d"]),
             int(data.get("d_vocab", data.get("vocab"))),  # "vocab", "r2": the first artifacts' names
             {k: Row(**v) for k, v in data["rows"].items()},
@@ -188,7 +190,7 @@ def add_effective_eps_rows(col: Column, h, eps_eff: float, ci: tuple[float, floa
         eps_eff: the effective ε (embedding units), e.g. from
             :func:`accessibility_lib.experiments.effective_eps.model_effective_eps`. ci: its interval. what: how it was measured.
     """
-    if col.method != "corrected":
+    if col.method != "argmax_region":
         for name in EXTRA_ROWS:
             col.rows[name] = Row(None, None, None, None, "not in the authors' code")
         return
@@ -235,7 +237,7 @@ def replication_column(
     V = int(vocab or W_U.shape[0])
     lnV = math.log(V)
     rad = geometry.radii(x)
-    r, eps = precision.REPLICATION.ball(rad["l2"], rad["linf"])  # r = r∞, ε = r∞·2^-11
+    r, eps = precision.RINF_FP16.ball(rad["l2"], rad["linf"])  # r = r∞, ε = r∞·2^-11
     lp_ball = bounds.log_packing_ball(d, r, eps, 1)
     rows = {"ball": Row(lp_ball / lnV, lp_ball, r, eps, "d·ln(1 + 2r/ε)/ln|V| with r = r∞")}
     min_cos = geometry.min_pairwise_cosine(x)
@@ -279,7 +281,7 @@ def replication_column(
     cells = CellsSummary(n_samples, int(hit.size), float(counts.max() / n_samples), float(lp.mean()), se, 0.0, slope)
     return Column(
         model,
-        "replication",
+        "voronoi_box",
         d,
         V,
         rows,
@@ -308,7 +310,7 @@ def corrected_column(
     V = int(vocab or W_U.shape[0])
     lnV = math.log(V)
     rad = geometry.radii(x)
-    r, eps = precision.CORRECTED.ball(rad["l2"], rad["linf"])  # r = max L2, ε = r∞·2^-11
+    r, eps = precision.L2_FP16.ball(rad["l2"], rad["linf"])  # r = max L2, ε = r∞·2^-11
     lp_ball = bounds.log_packing_ball(d, r, eps, 1)
     rows = {"ball": Row(lp_ball / lnV, lp_ball, r, eps, "d·ln(1 + 2r/ε)/ln|V| with r = max ‖h‖₂")}
     cone, _ = geometry.fit_cone(x)
@@ -370,7 +372,7 @@ def corrected_column(
     )
     return Column(
         model,
-        "corrected",
+        "argmax_region",
         d,
         V,
         rows,

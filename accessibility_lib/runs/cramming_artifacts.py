@@ -40,6 +40,8 @@ __all__ = [
 ARTIFACT_DIR = BOOK_DATA / "cramming"
 FORMAT = 2
 _UNIT_FIELDS = tuple(CrammingUnit.__dataclass_fields__)
+#: the length conventions of the first artifacts, by their names now
+LEGACY_LENGTH = {"replication": "first_given", "generated": "all_generated"}
 
 
 class ArtifactMissingError(FileNotFoundError):
@@ -58,9 +60,11 @@ def _short_dtype(dtype: str) -> str:
 def upgrade(art: dict) -> dict:
     """A format-1 artifact as format 2 (per-unit dtype, weights, instrument and design); format 2 as is."""
     if art.get("format") == FORMAT:
-        for u in art["units"]:  # the first format-2 files named the length convention "convention"
+        for u in art["units"]:  # the first format-2 files: "convention", with the first runs' names
             if "convention" in u and "length_convention" not in u:
                 u["length_convention"] = u.pop("convention")
+            if "length_convention" in u:
+                u["length_convention"] = LEGACY_LENGTH.get(u["length_convention"], u["length_convention"])
         return art
     out = {k: v for k, v in art.items() if k not in ("dtype", "weights", "units", "plan", "optimiser")}
     out["format"] = FORMAT
@@ -69,7 +73,7 @@ def upgrade(art: dict) -> dict:
         unit = CrammingUnit(
             u["kind"],
             int(u["m"]),
-            u.get("convention", "replication"),
+            LEGACY_LENGTH.get(u.get("convention", "replication"), u.get("convention")),
             int(u["max_steps"]),
             int(u["patience"]),
             u.get("corpus", "austen"),

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from accessibility_lib.experiments.targets import KEY_TAG
 from accessibility_lib.experiments.instruments import check_budget, get_instrument
 
 from typing import TYPE_CHECKING
@@ -63,7 +64,7 @@ class CrammingUnit:
 
     kind: str
     m: int
-    length_convention: str = "replication"
+    length_convention: str = "first_given"
     max_steps: int = BASE_STEPS
     patience: int | None = 100
     corpus: str = "austen"
@@ -85,7 +86,7 @@ class CrammingUnit:
     def uid(self) -> str:
         """``kind/convention/m/steps/instrument/dtype`` (+ ``/t<n_targets>`` when not 10)."""
         tail = "" if self.n_targets == 10 else f"/t{self.n_targets}"
-        return f"{self.kind}/{self.length_convention}/m{self.m}/steps{self.max_steps}/{self.instrument}/{self.dtype}{tail}"
+        return f"{self.kind}/{KEY_TAG[self.length_convention]}/m{self.m}/steps{self.max_steps}/{self.instrument}/{self.dtype}{tail}"
 
     @property
     def budget_label(self) -> str:

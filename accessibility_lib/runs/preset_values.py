@@ -17,9 +17,9 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     # name in precision.CONVENTIONS; fraction_model a model of the paper (paper.models()); m_values the
     # prompt lengths of the accessible-fraction figure.
     "theory": {
-        "smoke": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 4]},
-        "default": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8]},
-        "paper": {"eps_convention": "replication", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8, 16]},
+        "smoke": {"eps_convention": "rinf_fp16", "fraction_model": "Pythia-160M", "m_values": [1, 4]},
+        "default": {"eps_convention": "rinf_fp16", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8]},
+        "paper": {"eps_convention": "rinf_fp16", "fraction_model": "Pythia-160M", "m_values": [1, 2, 4, 8, 16]},
     },
     # Chapter 2 (book/02_argmax_cells.ipynb): model_name any load_model name; prompts the three prompts whose
     # last-layer embeddings span the plane (the paper's Fig 1); resolution pixels per side of the main slice;
@@ -69,7 +69,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "smoke": {
             "model_name": "nano",
             "kinds": ["natural", "random_words"],
-            "length_convention": "replication",
+            "length_convention": "first_given",
             "corpus": "heldout",
             "ms": [1, 2],
             "n_targets": 4,
@@ -78,7 +78,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "instrument": "paper",
             "dtype": "float32",
             "device": "cpu",
-            "eps_convention": "replication",
+            "eps_convention": "rinf_fp16",
             "n_embed_prompts": 32,
             "embed_length": 16,
             "seed": 0,
@@ -86,7 +86,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "default": {
             "model_name": "nano",
             "kinds": ["natural", "random_words"],
-            "length_convention": "replication",
+            "length_convention": "first_given",
             "corpus": "heldout",
             "ms": [1, 2, 3, 4, 6],
             "n_targets": 20,
@@ -95,7 +95,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "instrument": "paper",
             "dtype": "float32",
             "device": "cpu",
-            "eps_convention": "replication",
+            "eps_convention": "rinf_fp16",
             "n_embed_prompts": 256,
             "embed_length": 64,
             "seed": 0,
@@ -103,7 +103,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "paper": {
             "model_name": "EleutherAI/pythia-160m",
             "kinds": ["natural", "random_words"],
-            "length_convention": "replication",
+            "length_convention": "first_given",
             "corpus": "austen",
             "ms": [1, 2, 3, 4, 5],
             "n_targets": 20,
@@ -112,7 +112,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "instrument": "paper",
             "dtype": "float32",
             "device": "cuda",
-            "eps_convention": "replication",
+            "eps_convention": "rinf_fp16",
             "n_embed_prompts": 1000,
             "embed_length": 1024,
             "seed": 0,

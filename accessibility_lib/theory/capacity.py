@@ -191,7 +191,7 @@ def capacity_card(shape: ModelShape, m: int = 1, q: float = 1.0) -> list[dict]:
     m, q = _check_m_q(m, q)
     rows = []
     for key, conv in precision.CONVENTIONS.items():
-        if not conv.config_only:  # e.g. "corrected": 2r/ε depends on the measured r_l2/r∞
+        if not conv.config_only:  # e.g. "l2_fp16": 2r/ε depends on the measured r_l2/r∞
             continue
         ratio = conv.ratio(1.0, r_inf=1.0)
         eps = 2.0 / ratio

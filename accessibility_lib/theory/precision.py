@@ -7,9 +7,9 @@ for Pythia and other ratios for other models. The book therefore never hides ε:
 computed under an :class:`EpsConvention` that is printed beside it.
 
 Example:
-    >>> REPLICATION.eps(r_inf=22.45)          # Pythia-160M's r_∞ = 22.45
+    >>> RINF_FP16.eps(r_inf=22.45)          # Pythia-160M's r_∞ = 22.45
     0.0109619140625
-    >>> REPLICATION.ratio(r=22.45, r_inf=22.45)      # 2r/ε
+    >>> RINF_FP16.ratio(r=22.45, r_inf=22.45)      # 2r/ε
     4096.0
 """
 
@@ -26,8 +26,8 @@ __all__ = [
     "given",
     "relative",
     "from_dtype",
-    "REPLICATION",
-    "CORRECTED",
+    "RINF_FP16",
+    "L2_FP16",
     "CONVENTIONS",
     "get",
 ]
@@ -178,33 +178,35 @@ def from_dtype(dtype: object, reference: str = "r") -> EpsConvention:
     )
 
 
-#: The replication code's convention: ε = r_∞·2^−11 (fp16 unit roundoff × largest absolute coordinate),
-#: used with r = r_∞, so 2r/ε = 4096 and C = d·ln 4097/ln|V| whatever the embeddings (the authors' bound notebook).
-REPLICATION = EpsConvention(
-    name="replication (ε = r∞·2^-11)",
-    description="the replication code's convention: ε = r∞·2^-11 (fp16 unit roundoff × r∞), with r = r∞, so 2r/ε = 4096",
+#: ``rinf_fp16`` — the authors' code: ε = r_∞·2^−11 (fp16 unit roundoff × largest absolute coordinate),
+#: used with r = r_∞, so 2r/ε = 4096 and C = d·ln 4097/ln|V| whatever the embeddings (their bound notebook).
+RINF_FP16 = EpsConvention(
+    name="rinf_fp16 (r = r∞, ε = r∞·2^-11)",
+    description="the authors' code: ε = r∞·2^-11 (fp16 unit roundoff × r∞), with r = r∞, so 2r/ε = 4096",
     factor=2.0**-11,
     reference="r_inf",
     radius="r_inf",
 )
 
-#: The same precision with the radius fixed: ε = r∞·2^−11 but r = the largest L2 norm, the smallest
-#: centred ball that contains the samples (the ball of radius r∞ does not: L2 norms exceed r∞).
-CORRECTED = EpsConvention(
-    name="corrected (ε = r∞·2^-11, r = max L2)",
-    description="ε = r∞·2^-11 as in the replication code, with r = the largest L2 norm (a ball that contains the samples)",
+#: ``l2_fp16`` — the same precision with the radius fixed: ε = r∞·2^−11 but r = the largest L2 norm, the
+#: smallest centred ball that contains the samples (the ball of radius r∞ does not: L2 norms exceed r∞).
+L2_FP16 = EpsConvention(
+    name="l2_fp16 (r = max ‖h‖₂, ε = r∞·2^-11)",
+    description="ε = r∞·2^-11 as in the authors' code, with r = the largest L2 norm (a ball that contains the samples)",
     factor=2.0**-11,
     reference="r_inf",
     radius="l2",
 )
 
-#: Named conventions offered by the chapters' ``eps_convention`` parameter.
+#: Named conventions offered by the chapters' ``eps_convention`` parameter. Each name says what it is:
+#: ``rinf_fp16``/``l2_fp16`` (radius r∞ or max ‖h‖₂, ε = r∞·2^-11), ``u_<dtype>`` (ε = r × the dtype's unit
+#: roundoff), ``table1_pythia`` (2r/ε = 2^17, the ratio behind Table 1's ball row for Pythia-160M and -1B).
 CONVENTIONS: dict[str, EpsConvention] = {
-    "replication": REPLICATION,
-    "corrected": CORRECTED,
-    "fp16": from_dtype("fp16"),
-    "bf16": from_dtype("bf16"),
-    "fp32": from_dtype("fp32"),
+    "rinf_fp16": RINF_FP16,
+    "l2_fp16": L2_FP16,
+    "u_fp16": from_dtype("fp16"),  # ε = r·u(fp16), r = max ‖h‖₂
+    "u_bf16": from_dtype("bf16"),
+    "u_fp32": from_dtype("fp32"),
     "table1_pythia": relative(16),  # 2r/ε = 2^17: reproduces Table 1's ball row for Pythia-160M and -1B
 }
 

@@ -341,11 +341,11 @@ def _expected_ball(model: dict, convention: str) -> tuple[float, float]:
     r = max L2, ε = r·u; table1_pythia r = max L2, ε = r·2^-16."""
     r_l2, rinf = model["r_l2"], model["r_inf"]
     return {
-        "replication": (rinf, rinf * 2.0**-11),
-        "corrected": (r_l2, rinf * 2.0**-11),
-        "fp16": (r_l2, r_l2 * 2.0**-11),
-        "bf16": (r_l2, r_l2 * 2.0**-8),
-        "fp32": (r_l2, r_l2 * 2.0**-24),
+        "rinf_fp16": (rinf, rinf * 2.0**-11),
+        "l2_fp16": (r_l2, rinf * 2.0**-11),
+        "u_fp16": (r_l2, r_l2 * 2.0**-11),
+        "u_bf16": (r_l2, r_l2 * 2.0**-8),
+        "u_fp32": (r_l2, r_l2 * 2.0**-24),
         "table1_pythia": (r_l2, r_l2 * 2.0**-16),
     }[convention]
 
@@ -358,7 +358,7 @@ def _check_model_menu(root) -> None:
     listed = {name: pm for name, pm in paper.models().items()}
     assert set(listed) <= set(options), "every model of the paper is in the menu"
     assert "nano" in options, "the book's shipped model is in the menu"
-    for convention in ("replication", "fp32"):
+    for convention in ("rinf_fp16", "u_fp32"):
         conv.select_option(convention)
         for name in options:
             if not name:
@@ -373,10 +373,10 @@ def _check_model_menu(root) -> None:
             else:  # the book's models: d and |V| from their config; r measured in the chapter
                 shape = capacity.read_shape(name)
                 assert (d, v) == (shape.d_model, shape.d_vocab), name
-                factor = 2.0**-11 if convention == "replication" else 2.0**-24
+                factor = 2.0**-11 if convention == "rinf_fp16" else 2.0**-24
                 assert eps == pytest.approx(factor * r, rel=1e-12), (name, convention)  # r is the reference radius
             assert not _bad_text(root), (name, _bad_text(root))
-    conv.select_option("replication")
+    conv.select_option("rinf_fp16")
 
 
 # ---- the explorers -------------------------------------------------------------------------------------

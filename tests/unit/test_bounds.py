@@ -22,7 +22,7 @@ MODELS = {
 
 
 def _replication_slope(d: int, vocab: int, r_inf: float) -> float:
-    conv = precision.REPLICATION
+    conv = precision.RINF_FP16
     return bounds.ball_slope(d, r_inf, conv.eps(r_inf=r_inf), vocab)
 
 
@@ -52,7 +52,7 @@ def test_big_pythia_replication_ratios(name, ratio):
     [(59.906, 0.029251), (52.219, 0.025497), (50.969, 0.024887)],
 )
 def test_replication_eps_values(r_inf, eps):
-    assert precision.REPLICATION.eps(r_inf=r_inf) == pytest.approx(eps, abs=1e-6)  # both printed to 6 decimals
+    assert precision.RINF_FP16.eps(r_inf=r_inf) == pytest.approx(eps, abs=1e-6)  # both printed to 6 decimals
 
 
 def test_table1_ball_row_pythia160m_matches_2_pow_17():
@@ -228,13 +228,13 @@ def test_precision_conventions():
     assert precision.given(0.25).eps() == 0.25
     assert precision.relative(10).ratio(3.0) == pytest.approx(2.0**11)
     assert precision.from_dtype("fp16", reference="r_inf").eps(r_inf=2.0) == 2.0 * 2.0**-11
-    assert precision.REPLICATION.ratio(22.45, r_inf=22.45) == 4096.0
-    assert precision.get("replication") is precision.REPLICATION
+    assert precision.RINF_FP16.ratio(22.45, r_inf=22.45) == 4096.0
+    assert precision.get("rinf_fp16") is precision.RINF_FP16
     with pytest.raises(ValueError, match="dtype must be"):
         precision.unit_roundoff("int8")
     with pytest.raises(ValueError, match="eps_convention must be one of"):
         precision.get("nope")
     with pytest.raises(ValueError, match="r_inf"):
-        precision.REPLICATION.eps(r=1.0)
+        precision.RINF_FP16.eps(r=1.0)
     with pytest.raises(ValueError, match="eps must"):
         precision.given(0)

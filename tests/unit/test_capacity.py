@@ -27,9 +27,9 @@ def test_card_from_config_file_gives_replication_slope(tmp_path):
     assert (shape.d_model, shape.d_vocab, shape.dtype) == (768, 50304, "float16")
     rows = {row["convention"]: row for row in capacity.capacity_card(shape)}
     # the authors' bound notebook: C = 590.09 for Pythia-160M under ε = r∞·2^-11
-    assert round(rows["replication"]["C"], 2) == 590.09
-    assert rows["replication"]["2r/eps"] == 4096
-    assert rows["bf16"]["C"] < rows["replication"]["C"] < rows["fp32"]["C"]
+    assert round(rows["rinf_fp16"]["C"], 2) == 590.09
+    assert rows["rinf_fp16"]["2r/eps"] == 4096
+    assert rows["u_bf16"]["C"] < rows["rinf_fp16"]["C"] < rows["u_fp32"]["C"]
 
 
 def test_card_cli_offline_from_folder_and_builtin(tmp_path):
@@ -43,7 +43,7 @@ def test_card_cli_offline_from_folder_and_builtin(tmp_path):
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    replication_lines = [line for line in out.stdout.splitlines() if "replication" in line]
+    replication_lines = [line for line in out.stdout.splitlines() if "rinf_fp16" in line]
     assert len(replication_lines) == 2
     assert all("590.09" in line and "1180.2" in line for line in replication_lines)
 
@@ -135,8 +135,8 @@ def test_book_models_work_before_they_are_fetched(monkeypatch, tmp_path):
     assert "not fetched" in gemma.source
     rows = {row["convention"]: row for row in capacity.capacity_card(gemma, m=3)}
     # hand: C = d·ln(1 + 4096)/ln|V| = 640 × 8.318011 / 12.476649 = 426.68 tokens per vector (2r/ε = 4096)
-    assert rows["replication"]["C"] == pytest.approx(426.68, abs=0.01)
-    assert rows["replication"]["n_star"] == pytest.approx(3 * 426.68, abs=0.03)
+    assert rows["rinf_fp16"]["C"] == pytest.approx(426.68, abs=0.01)
+    assert rows["rinf_fp16"]["n_star"] == pytest.approx(3 * 426.68, abs=0.03)
     out = subprocess.run(
         [sys.executable, "-m", "accessibility_lib", "capacity", "gemma-3-270m", "Pythia-160M"],
         capture_output=True,

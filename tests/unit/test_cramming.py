@@ -288,7 +288,7 @@ def test_find_n50_with_a_target_source_keys_its_layout(tmp_path):
 
     nano = load_model("nano")
     store = ResultStore(tmp_path)
-    src = target_source(nano, "random_tokens", "replication", seed=0)
+    src = target_source(nano, "random_tokens", "first_given", seed=0)
     res = find_n50(
         nano,
         src,
@@ -316,12 +316,12 @@ def test_target_source_bad_input_names_the_choices():
     nano = load_model("nano")
     with pytest.raises(ValueError, match="kind must be one of 'natural', 'random_words', 'random_tokens'"):
         target_source(nano, "random")
-    with pytest.raises(ValueError, match="convention must be one of 'generated', 'replication'"):
+    with pytest.raises(ValueError, match="convention must be one of 'all_generated', 'first_given'"):
         target_source(nano, "natural", "authors")
     with pytest.raises(ValueError, match="corpus must be one of"):
         target_source(nano, "natural", corpus="pg20")
-    with pytest.raises(ValueError, match="bos_prefix is for the 'generated' convention"):
-        target_source(nano, "natural", "replication", bos_prefix=True)
+    with pytest.raises(ValueError, match="bos_prefix is for the 'all_generated' convention"):
+        target_source(nano, "natural", "first_given", bos_prefix=True)
 
 
 def test_missing_artifacts_name_the_command(tmp_path):

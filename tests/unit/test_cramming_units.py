@@ -117,7 +117,7 @@ def test_progressive_cramming_horizons_are_verified_and_a_resumed_run_replays_th
 
     torch.set_num_threads(1)
     nano = load_model("nano")
-    src = target_source(nano, "natural", "generated", seed=0, corpus="heldout")
+    src = target_source(nano, "natural", "all_generated", seed=0, corpus="heldout")
     store = ResultStore(tmp_path)
     kw = dict(stage=1, base_steps=40, steps_per_token=5, retry_steps=60, lr=0.05, store=store, key_base={"m": "nano"})
     res = progressive_cram(nano, src, 1, 3, 8, **kw)

@@ -53,7 +53,7 @@ def test_a_misspelt_parameter_name_stops_the_chapter():
 
     ns = {"preset": "smoke", "eps_convention": None, "In": [], "_i1": "", "math": math, "print": print}
     ns.update({k: None for k in presets.PARAMETERS["theory"]})
-    assert presets.from_namespace("theory", ns)["eps_convention"] == "replication"
-    ns["eps_conventoin"] = "fp32"  # the typo papermill would inject
+    assert presets.from_namespace("theory", ns)["eps_convention"] == "rinf_fp16"
+    ns["eps_conventoin"] = "u_fp32"  # the typo papermill would inject
     with pytest.raises(presets.ParameterError, match=r"unknown parameter\(s\) \['eps_conventoin'\].*eps_convention"):
         presets.from_namespace("theory", ns)

@@ -44,7 +44,7 @@ def test_analyse_model_rows_and_resume(tmp_path):
     r_l2, r_inf = np.linalg.norm(emb, axis=1).max(), np.abs(emb).max()
     assert r.stats["l2"] == pytest.approx(r_l2, rel=1e-5) and r.stats["linf"] == pytest.approx(r_inf, rel=1e-5)
 
-    rep, cor = r.columns["replication"], r.columns["corrected"]
+    rep, cor = r.columns["voronoi_box"], r.columns["argmax_region"]
     # replication: ε = r∞·2^-11 and r = r∞, so 2r/ε = 4096 and C = 64·ln 4097/ln 512 = 64 × 8.318011/6.238325
     assert rep.rows["ball"].C == pytest.approx(85.3358, rel=1e-5)
     # corrected: r = max ‖h‖₂, same ε: C = 64·ln(1 + 2·r_l2/(r∞·2^-11))/ln 512
@@ -56,5 +56,5 @@ def test_analyse_model_rows_and_resume(tmp_path):
     assert cor.cells.n_samples == 1500 and 1 <= cor.cells.tokens_hit <= 512
 
     again = support.analyse_model(h, "tiny", n_prompts=8, lengths=[4, 8], cell_samples=1500, store=store)
-    for method in ("replication", "corrected"):
+    for method in ("voronoi_box", "argmax_region"):
         assert again.columns[method].to_dict() == r.columns[method].to_dict()

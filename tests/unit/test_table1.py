@@ -119,7 +119,7 @@ def test_every_row_recomputes_from_its_printed_r_and_eps_on_nano():
         ball = col.rows["ball"]
         printed_r, printed_eps = float(f"{ball.r:.4g}"), float(f"{ball.eps:.4g}")  # as the chapters print them
         assert ball.C == pytest.approx(128 * math.log1p(2 * printed_r / printed_eps) / math.log(4096), rel=2e-4)
-        assert col.rows["cone"].C <= ball.C + (LN4 / math.log(4096) if col.method == "replication" else 1e-9)
+        assert col.rows["cone"].C <= ball.C + (LN4 / math.log(4096) if col.method == "voronoi_box" else 1e-9)
 
 
 LN4 = math.log(4.0)

@@ -106,13 +106,13 @@ def test_mean_field_explorer_defaults() -> None:
 def test_select_sets_the_documented_values() -> None:
     """Menu semantics: d, |V| from the model; r = r∞ and ε = r∞·2^-11 (replication); r = max L2 and ε = r·u (fp32)."""
     w = BoundExplorer(models=paper_models())
-    w.select("Pythia-160M", "replication")
+    w.select("Pythia-160M", "rinf_fp16")
     assert (w.d, w.d_vocab, w.r, w.eps) == (768, 50304, 22.45, 22.45 * 2.0**-11)
     assert w.values()["C"] == pytest.approx(PYTHIA_C, rel=1e-12)
-    w.select("Qwen2-0.5B", "fp32")
+    w.select("Qwen2-0.5B", "u_fp32")
     assert (w.d, w.d_vocab, w.r, w.eps) == (896, 151936, 326.0, 326.0 * 2.0**-24)
-    if "corrected" in precision.CONVENTIONS:
-        w.select("Pythia-1B", "corrected")
+    if "l2_fp16" in precision.CONVENTIONS:
+        w.select("Pythia-1B", "l2_fp16")
         assert (w.r, w.eps) == (116.0, 57.38 * 2.0**-11)
     w.select("")
     assert w.model == "" and w.d == 2048
@@ -130,7 +130,7 @@ def test_convention_ball_matches_precision() -> None:
         if hasattr(conv, "ball"):
             assert (r, eps) == pytest.approx(conv.ball(271.0, 22.45), rel=1e-15)
         assert eps == pytest.approx(conv.eps(r=r, r_inf=22.45), rel=1e-15)
-    assert {c["key"] for c in conventions_table()} >= {"replication", "fp32", "table1_pythia"}
+    assert {c["key"] for c in conventions_table()} >= {"rinf_fp16", "u_fp32", "table1_pythia"}
 
 
 def test_paper_models_carry_the_papers_numbers() -> None:
@@ -152,7 +152,7 @@ def test_book_models_measures_nano_and_skips_what_is_not_fetched() -> None:
 
 
 def test_paper_cramming_series_reproduce_the_reported_slopes() -> None:
-    series = {s["name"]: s for s in paper_cramming_series("replication")}
+    series = {s["name"]: s for s in paper_cramming_series("rinf_fp16")}
     assert len(series) == 4
     for name, s in series.items():
         model, kind = name.split(",")[0], ("natural" if "natural" in name else "random")
@@ -167,7 +167,7 @@ def test_paper_cramming_series_reproduce_the_reported_slopes() -> None:
 
 
 def test_cramming_explorer_reproduces_table1_for_pythia_160m() -> None:
-    w = CrammingExplorer(series=paper_cramming_series("replication"))
+    w = CrammingExplorer(series=paper_cramming_series("rinf_fp16"))
     v = w.values()
     assert w.selected.startswith("Pythia-160M, natural") and (w.r, w.eps) == (22.45, 22.45 * 2.0**-11)
     assert v["C"] == pytest.approx(PYTHIA_C, rel=1e-12) and round(v["C"], 2) == 590.09
@@ -195,7 +195,7 @@ def test_series_from_fits_skips_one_sided_fits() -> None:
         d_vocab=4096,
         r=7.0,
         eps=7.0 * 2.0**-11,
-        convention="replication",
+        convention="rinf_fp16",
     )
     assert s["points"] == [[1.0, 3.0, 2.0, 4.0], [4.0, 9.0, None, None]]
     w = CrammingExplorer(series=[s])
@@ -310,7 +310,7 @@ def test_js_compute_equals_python() -> None:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_js_cramming_and_conventions_equal_python() -> None:
-    series = paper_cramming_series("replication")
+    series = paper_cramming_series("rinf_fp16")
     moves = [(s["eps"], s["r"]) for s in series] + [(1e-10, 1000.0), (10.0, 0.01)]
     convs = conventions_table()
     script = (

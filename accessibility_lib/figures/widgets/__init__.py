@@ -31,7 +31,7 @@ beside n*. :meth:`BoundExplorer.select` does the same from Python.
 Example (the last expression of a cell displays the widget)::
 
     from accessibility_lib.figures.widgets import BoundExplorer, paper_models
-    BoundExplorer(models=paper_models(), model="Pythia-160M", convention="replication")
+    BoundExplorer(models=paper_models(), model="Pythia-160M", convention="rinf_fp16")
 
 Adding a formula means adding a branch to ``compute()`` and a slider list in ``explorer.js`` and the
 matching Python in ``values()`` (tests/test_widgets.py compares the two in node, tests/test_browser.py
@@ -165,7 +165,7 @@ class BoundExplorer(anywidget.AnyWidget):
     q = traitlets.Float(1.0).tag(sync=True)
     models = traitlets.List().tag(sync=True)
     model = traitlets.Unicode("").tag(sync=True)
-    convention = traitlets.Unicode("replication").tag(sync=True)
+    convention = traitlets.Unicode("rinf_fp16").tag(sync=True)
     conventions = traitlets.List().tag(sync=True)
     axis_max = traitlets.Int(4).tag(sync=True)
     floor = traitlets.Int(-100).tag(sync=True)

@@ -17,7 +17,7 @@ Model entries (the ``models`` trait of :class:`~accessibility_lib.figures.widget
 Cramming series (the ``series`` trait of :class:`~accessibility_lib.figures.widgets.CrammingExplorer`) are dicts::
 
     {"name": "...", "points": [[m, n50, lo, hi], ...], "d": 768, "d_vocab": 50304, "r": 22.45,
-     "eps": 0.01096, "convention": "replication", "slope": 90.37, "slope_source": "..."}
+     "eps": 0.01096, "convention": "rinf_fp16", "slope": 90.37, "slope_source": "..."}
 
 ``lo``/``hi`` is the n50 interval (None when there is none); ``slope`` the measured slope C_exp that the
 ratio C / C_exp uses (None: the least-squares slope of the points).
@@ -268,7 +268,7 @@ def check_series(series: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 _CURVE_MODELS = {"EleutherAI_pythia-160m": "Pythia-160M", "Qwen_Qwen2.5-0.5B": "Qwen2-0.5B"}
 
 
-def paper_cramming_series(convention: str = "replication") -> list[dict[str, Any]]:
+def paper_cramming_series(convention: str = "rinf_fp16") -> list[dict[str, Any]]:
     """The paper's cramming curves re-fitted: one series per (model, target kind).
 
     Each curve of :func:`accessibility_lib.theory.paper.cramming_curves` (success rate over 20 targets against the

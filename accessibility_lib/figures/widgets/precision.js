@@ -152,7 +152,7 @@ function render({ model, el: host }) {
 
   function draw(v, dtype) {
     svg.replaceChildren();
-    const bars = [["exact " + dtype, v.C, COLORS.dtype], ["replication", v.C_replication, COLORS.replication],
+    const bars = [["exact " + dtype, v.C, COLORS.dtype], ["rinf_fp16", v.C_replication, COLORS.replication],
       ["uniform u(" + dtype + ")", v.C_unit, COLORS.unit]];
     if (v.C_table1 != null) bars.push(["Table 1 implied", v.C_table1, COLORS.table1]);
     const vals = bars.map((b) => b[1]).concat(v.slope ? [v.slope] : []);
