@@ -30,6 +30,9 @@ __all__ = [
     "L2_FP16",
     "CONVENTIONS",
     "get",
+    "PrintedCheck",
+    "check_printed",
+    "identify",
 ]
 
 # unit roundoff u = 2^-p for a p-bit significand (implicit bit included): fp32 p=24, bf16 p=8, fp16 p=11.
@@ -220,3 +223,155 @@ def get(name: str) -> EpsConvention:
     if name not in CONVENTIONS:
         raise ValueError(f"eps_convention must be one of {sorted(CONVENTIONS)}, got {name!r}")
     return CONVENTIONS[name]
+
+
+def _printed(name: str, value: object) -> tuple[float, float]:
+    """(value, half a unit of its last printed digit) of a printed number; a float is taken as exact (1e-9)."""
+    if isinstance(value, str):
+        text = value.strip().replace(",", "").replace("−", "-").replace("\u2009", "")
+        try:
+            x = float(text)
+        except ValueError:
+            raise ValueError(f"{name} must be a printed number, got {value!r}") from None
+        mant = text.lower().split("e")[0]
+        exp = int(text.lower().split("e")[1]) if "e" in text.lower() else 0
+        decimals = len(mant.split(".")[1]) if "." in mant else 0
+        return x, 0.5 * 10.0 ** (exp - decimals)
+    x = check_positive_real(name, value)
+    return x, 1e-9 * abs(x)
+
+
+@dataclass(frozen=True)
+class PrintedCheck:
+    """Whether a printed (convention name, r, ε) matches that convention (:func:`check_printed`).
+
+    Attributes:
+        name: the convention key (a key of :data:`CONVENTIONS`).
+        ok: True when every printed value agrees with the convention within its printed precision.
+        problems: one sentence per disagreement ("" free when ok).
+        expected: (r, ε, 2r/ε) the convention gives for the radii passed (None where a radius was missing).
+        matches: the keys of :data:`CONVENTIONS` whose values agree with what was printed (what it really is).
+    """
+
+    name: str
+    ok: bool
+    problems: tuple[str, ...]
+    expected: tuple[float | None, float | None, float | None]
+    matches: tuple[str, ...]
+
+
+def _eps_formula(c: EpsConvention) -> str:
+    """ε of a convention as a formula, e.g. "r∞·2^-11"."""
+    if c.absolute is not None:
+        return f"the given ε = {c.absolute:g}"
+    return f"{'r∞' if c.reference == 'r_inf' else 'r'}·2^{round(math.log2(c.factor))}"
+
+
+def _agree(printed: tuple[float, float], want: float, rel_tol: float) -> bool:
+    value, half_unit = printed
+    return abs(value - want) <= half_unit + rel_tol * abs(want)
+
+
+def check_printed(
+    name: str,
+    r: object = None,
+    eps: object = None,
+    *,
+    ratio: object = None,
+    r_l2: object = None,
+    r_inf: object = None,
+    rel_tol: float = 1e-6,
+) -> PrintedCheck:
+    """Does a printed (name, r, ε) — or (name, 2r/ε) — belong to the convention it is printed under?
+
+    A chapter that prints "``rinf_fp16``" beside r = max ‖h‖₂ and ε = r∞·2^-11 (the ``l2_fp16`` pair) is
+    wrong even though every number was computed correctly: this says so. Printed values are read with
+    their printed precision (a string ``"0.01096"`` agrees with anything within half a unit of its last
+    digit; a float is taken as exact up to ``rel_tol``).
+
+    What is checked, from what is given:
+
+    * r and ε (or 2r/ε) with both radii: r is the convention's radius (r∞ or the largest L2 norm) and ε
+      is its ε (r∞·2^-11, r·u, r·2^-16), hence 2r/ε;
+    * without the radii, for the conventions whose 2r/ε is a constant (all but ``l2_fp16``): 2r/ε (from
+      ``ratio`` or from r and ε) is that constant (4096, 2/u, 2^17); for ``l2_fp16``: 2r/ε = 4096·r₂/r∞
+      ≥ 4096 (r₂ ≥ r∞ for any vector), and equal to 4096·r/r∞ when ``r_inf`` is given.
+
+    Args:
+        name: the printed convention key, one of :data:`CONVENTIONS`.
+        r, eps: the printed radius and precision (same units as the embeddings), as numbers or strings.
+        ratio: the printed 2r/ε (dimensionless), when a table prints it.
+        r_l2, r_inf: the model's radii the chapter measured: the largest L2 norm and the largest absolute
+            coordinate of its sampled embeddings (numbers or printed strings).
+        rel_tol: relative tolerance on top of the printed precision.
+
+    Returns:
+        A :class:`PrintedCheck`; ``matches`` names the conventions the printed values do fit.
+
+    Raises:
+        ValueError: unknown ``name``; nothing to check (neither r and ε nor ratio); a value not a number > 0.
+    """
+    conv = get(name)
+    if ratio is None and (r is None or eps is None):
+        raise ValueError(f"check_printed({name!r}) needs r and eps, or ratio (2r/ε), to check anything")
+    pr = None if r is None else _printed("r", r)
+    pe = None if eps is None else _printed("eps", eps)
+    problems_pair: list[str] = []
+    if ratio is not None:
+        pq = _printed("ratio", ratio)
+        if pr is not None and pe is not None:  # all three printed: they must agree with each other
+            q = 2 * pr[0] / pe[0]
+            if not _agree(pq, q, rel_tol + pr[1] / pr[0] + pe[1] / pe[0]):
+                problems_pair.append(f"2r/ε = {pq[0]:g} is not 2·r/ε = {q:g} of the printed r and ε")
+    else:  # 2r/ε from the printed pair, with the printed precision carried over (first order)
+        q = 2 * pr[0] / pe[0]
+        pq = (q, q * (pr[1] / pr[0] + pe[1] / pe[0]))
+    rl = None if r_l2 is None else _printed("r_l2", r_l2)
+    ri = None if r_inf is None else _printed("r_inf", r_inf)
+
+    def verdict(c: EpsConvention) -> tuple[list[str], tuple]:
+        probs: list[str] = []
+        want_r = want_e = want_q = None
+        tol_q = rel_tol
+        if rl is not None and ri is not None:
+            want_r, want_e = c.ball(rl[0], ri[0])
+            want_q = 2 * want_r / want_e
+            u_r = (rl if c.radius == "l2" else ri)[1] / want_r  # the printed radii's own rounding, carried over
+            u_e = (
+                0.0
+                if c.absolute is not None
+                else ((rl if c.reference == "r" else ri)[1] / (rl if c.reference == "r" else ri)[0])
+            )
+            if pr is not None and not _agree(pr, want_r, rel_tol + u_r):
+                which = "r∞" if c.radius == "r_inf" else "the largest L2 norm"
+                probs.append(f"r = {pr[0]:g} is not {which} ({want_r:g})")
+            if pe is not None and not _agree(pe, want_e, rel_tol + u_e):
+                probs.append(f"ε = {pe[0]:g} is not {_eps_formula(c)} ({want_e:g})")
+            tol_q = rel_tol + u_r + u_e
+        elif c.config_only:
+            want_q = c.ratio(1.0, 1.0)
+        elif ri is not None and pr is not None:  # l2_fp16 with r∞ known: ε = r∞·2^-11, so 2r/ε = 4096·r/r∞
+            want_e = c.eps(r=pr[0], r_inf=ri[0])
+            want_q = 2 * pr[0] / want_e
+            tol_q = rel_tol + ri[1] / ri[0] + pr[1] / pr[0]
+            if pe is not None and not _agree(pe, want_e, rel_tol + ri[1] / ri[0]):
+                probs.append(f"ε = {pe[0]:g} is not r∞·2^-11 ({want_e:g})")
+        elif pq[0] + pq[1] < 2.0 / c.factor * (1 - rel_tol):  # l2_fp16 alone: 2r/ε = 4096·r₂/r∞ ≥ 4096
+            probs.append(f"2r/ε = {pq[0]:g} is below {2.0 / c.factor:g}, impossible with r = max L2 and ε = r∞·2^-11")
+        if want_q is not None and not _agree(pq, want_q, tol_q):
+            probs.append(f"2r/ε = {pq[0]:g}, the convention gives {want_q:g}")
+        return probs, (want_r, want_e, want_q)
+
+    problems, expected = verdict(conv)
+    problems = problems_pair + problems
+    matches = tuple(k for k, c in CONVENTIONS.items() if not verdict(c)[0])
+    return PrintedCheck(name, not problems, tuple(problems), expected, matches)
+
+
+def identify(r: object, eps: object, *, r_l2: object, r_inf: object, rel_tol: float = 1e-6) -> tuple[str, ...]:
+    """The keys of :data:`CONVENTIONS` that a printed (r, ε) belongs to, given the model's radii (may be empty).
+
+    Raises:
+        ValueError: as :func:`check_printed`.
+    """
+    return check_printed("rinf_fp16", r, eps, r_l2=r_l2, r_inf=r_inf, rel_tol=rel_tol).matches
