@@ -126,6 +126,11 @@ def test_chapter_smoke_papermill_then_nbval(stem, tmp_path, monkeypatch):
         executed = json.loads(out.read_text())
         checked = [c for c in executed["cells"] if CHECK_TAG in c.get("metadata", {}).get("tags", [])]
         assert any(c.get("outputs") for c in checked), f"{stem}: the cells tagged {CHECK_TAG!r} printed nothing"
+        # every table printed under an ε convention's name holds that convention's r and ε (book/_ext)
+        from convention_tables import convention_problems, notebook_markdown
+
+        wrong = [p for i, text in notebook_markdown(executed) for p in convention_problems(text, f"{stem} cell {i}")]
+        assert wrong == [], "convention names printed beside another convention's numbers:\n" + "\n".join(wrong)
         proc = _nbval(out, tmp_path, env=dict(os.environ))
     finally:
         out.unlink(missing_ok=True)
