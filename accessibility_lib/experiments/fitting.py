@@ -35,6 +35,7 @@ import numpy as np
 from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
+from accessibility_lib.experiments.isotonic import isotonic_crossing
 from accessibility_lib.ground.checks import check_array, check_real
 
 __all__ = ["SigmoidFit", "logistic", "fit_sigmoid", "fit_slope"]
@@ -76,6 +77,12 @@ class SigmoidFit:
         lengths, success: the data fitted (sorted by length).
         ci_open: (low, high) — whether that end of the interval reached the edge of the searched
             range (the data do not close it; the end shown is a limit of the search, not of n50).
+        monotone: whether the observed rates (pooled per length) never increase with length.
+        isotonic_n50: the ½ crossing of the isotonic (non-increasing, shape-free) fit of the same data
+            (:func:`accessibility_lib.experiments.isotonic.isotonic_crossing`), tokens; NaN when it has none.
+        gof_p: goodness of fit of the logistic: the p-value of its binomial deviance against the
+            saturated model, χ² with (tested lengths − 2) degrees of freedom; NaN without trial counts or
+            with fewer than three lengths.
     """
 
     n50: float
@@ -90,6 +97,24 @@ class SigmoidFit:
     lengths: np.ndarray
     success: np.ndarray
     ci_open: tuple[bool, bool] = (False, False)
+    monotone: bool = True
+    isotonic_n50: float = float("nan")
+    gof_p: float = float("nan")
+
+    @property
+    def misfit(self) -> bool:
+        """Whether the logistic is rejected by its deviance test at the 5 % level (``gof_p`` < 0.05)."""
+        return bool(self.gof_p < 0.05)
+
+    def shape_note(self, digits: int = 1) -> str:
+        """ "" for monotone data; else the isotonic crossing beside the logistic one, and the misfit flag."""
+        if self.monotone:
+            return ""
+        iso = (
+            f"isotonic n50 {self.isotonic_n50:.{digits}f}" if np.isfinite(self.isotonic_n50) else "no isotonic crossing"
+        )
+        fit = f"; logistic misfit, deviance p = {self.gof_p:.2g}" if self.misfit else ""
+        return f"rates not monotone: {iso}{fit}"
 
     def predict(self, n: np.ndarray) -> np.ndarray:
         """Fitted success probability at lengths ``n``.
@@ -111,7 +136,8 @@ class SigmoidFit:
             return f"{self.n50:.{digits}f}"
         lo = ("≤ " if self.ci_open[0] else "") + f"{self.ci[0]:.{digits}f}"
         hi = ("≥ " if self.ci_open[1] else "") + f"{self.ci[1]:.{digits}f}"
-        return f"{self.n50:.{digits}f} [{lo}, {hi}]"
+        note = self.shape_note(digits)
+        return f"{self.n50:.{digits}f} [{lo}, {hi}]" + (f" — {note}" if note else "")
 
 
 def _nll(n: np.ndarray, succ: np.ndarray, trials: np.ndarray, n50: float, k: float) -> float:
@@ -271,8 +297,11 @@ def fit_sigmoid(
         p = np.round(p * trials) / trials  # whole numbers of successes
     nan2 = (float("nan"), float("nan"))
 
+    iso = isotonic_crossing(n, p, trials)
+
     def one_sided(message: str, bound: tuple[str, float] | None) -> SigmoidFit:
-        return SigmoidFit(float("nan"), float("nan"), float("nan"), nan2, level, False, message, bound, "none", n, p)
+        return SigmoidFit(float("nan"), float("nan"), float("nan"), nan2, level, False, message, bound, "none", n, p,
+                          monotone=iso.monotone, isotonic_n50=iso.n50)  # fmt: skip
 
     above, below = p > 0.5, p < 0.5
     if not below.any():
@@ -288,7 +317,22 @@ def fit_sigmoid(
 
     # tiny 2-parameter problems: BLAS threads only add overhead (50x on a loaded 2-core machine)
     with threadpool_limits(1):
-        return _fit_full(n, p, trials, level, n_min)
+        fit = _fit_full(n, p, trials, level, n_min)
+    fit.monotone, fit.isotonic_n50 = iso.monotone, iso.n50
+    if trials is not None and iso.lengths.size >= 3:
+        fit.gof_p = _deviance_p(iso.lengths, iso.rates * iso.weights, iso.weights, fit.n50, fit.steepness)
+    return fit
+
+
+def _deviance_p(n, succ, trials, n50, k) -> float:
+    """p-value of the binomial deviance of the logistic (n50, k) against the saturated model, χ²(L − 2)."""
+    q = np.clip(logistic(n, n50, k), 1e-300, 1 - 1e-16)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        obs = succ / trials
+        sat = np.where(succ > 0, succ * np.log(obs / q), 0.0) + np.where(
+            trials - succ > 0, (trials - succ) * np.log((1 - obs) / (1 - q)), 0.0
+        )
+    return float(stats.chi2.sf(2.0 * float(np.sum(sat)), n.size - 2))
 
 
 def _fit_full(n, p, trials, level, n_min) -> SigmoidFit:

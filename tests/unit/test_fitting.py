@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -70,10 +71,68 @@ def test_least_squares_without_trial_counts():
     assert fit.r_squared == pytest.approx(1.0, abs=1e-9)
 
 
-def test_step_curve_gives_finite_steepness_and_n50_in_the_gap():
-    fit = fit_sigmoid([10, 20, 30, 40], [1, 1, 0, 0], 20)
-    assert fit.ok and 20 <= fit.n50 <= 30
-    assert np.isfinite(fit.steepness)
+def test_saturated_and_step_curves_match_hand_derivations():
+    """Two lengths, two parameters: the logistic passes through both points. Rates 0.8 at n = 10 and 0.2 at
+    n = 20 are symmetric about ½, so n50 = 15, and 1/(1 + e^{k(10 − 15)}) = 0.8 gives e^{−5k} = 1/4,
+    k = ln 4 / 5 = 0.277259 per token. A step 1, 1, 0, 0 at n = 10, 20, 30, 40: for every n50 in (20, 30)
+    the likelihood grows with k, so k ends at the search's upper bound 50/spacing = 5 per token, and the
+    data are symmetric about 25."""
+    two = fit_sigmoid([10, 20], [0.8, 0.2], 10)
+    assert two.n50 == pytest.approx(15.0, abs=1e-4)
+    assert two.steepness == pytest.approx(math.log(4) / 5, rel=1e-5)
+    step = fit_sigmoid([10, 20, 30, 40], [1, 1, 0, 0], 20)
+    assert step.steepness == pytest.approx(5.0, rel=1e-9)
+    assert step.n50 == pytest.approx(25.0, abs=1e-3)
+    assert 20 <= step.ci[0] < 25 < step.ci[1] <= 30
+
+
+# --- non-monotone data: the isotonic crossing beside the logistic one, and the misfit flag ----------------
+
+# SmolLM2-135M, bfloat16, random words, m = 1 (book/data/cramming/smollm2-135m.json, unit
+# random_words/replication/m1/steps300/paper/bf16, stored outcomes at commit 4bd6e3e): crammed of 10 at each n
+SMOL_BF16_WORDS = ([6, 12, 18, 21, 24], [7, 9, 6, 1, 0], 10)
+
+
+def test_pool_adjacent_violators_equals_a_constrained_least_squares_solve():
+    from scipy import optimize
+
+    from accessibility_lib.experiments.isotonic import pava_decreasing
+
+    # hand: 0.7, 0.9 violate (an increase) and pool to their mean 0.8; the rest already falls
+    assert pava_decreasing([0.7, 0.9, 0.6, 0.1, 0.0], [10] * 5) == pytest.approx([0.8, 0.8, 0.6, 0.1, 0.0])
+    g = np.random.default_rng(3)
+    for _ in range(20):
+        y, w = g.uniform(0, 1, 7), g.integers(1, 20, 7).astype(float)
+        cons = [{"type": "ineq", "fun": (lambda x, i=i: x[i] - x[i + 1])} for i in range(6)]  # x non-increasing
+        ref = optimize.minimize(lambda x: np.sum(w * (x - y) ** 2), np.full(7, y.mean()), constraints=cons,
+                                method="SLSQP", options={"ftol": 1e-12, "maxiter": 500}).x  # fmt: skip
+        assert pava_decreasing(y, w) == pytest.approx(ref, abs=1e-5)
+    with pytest.raises(ValueError):
+        pava_decreasing([])
+
+
+def test_smollm2_bf16_random_words_isotonic_crossing_and_misfit():
+    """Hand: pooled 0.8, 0.8, 0.6, 0.1, 0.0, so the isotonic curve crosses ½ between n = 18 (0.6) and
+    21 (0.1): 18 + (0.6 − 0.5)/(0.6 − 0.1)·3 = 18.6. The logistic puts n50 at 15.5 and its deviance,
+    χ² with 5 − 2 = 3 degrees of freedom, rejects it."""
+    n, crammed, t = SMOL_BF16_WORDS
+    fit = fit_sigmoid(n, np.array(crammed) / t, t)
+    assert fit.n50 == pytest.approx(15.5, abs=0.05)
+    assert not fit.monotone and fit.isotonic_n50 == pytest.approx(18.6, abs=1e-9)
+    assert fit.misfit and fit.gof_p < 0.05
+    assert "isotonic n50 18.6" in fit.describe() and "misfit" in fit.describe()
+    mono = fit_sigmoid(n, [1.0, 0.9, 0.6, 0.1, 0.0], t)  # the same lengths made monotone: no note
+    assert mono.monotone and mono.shape_note() == "" and "isotonic" not in mono.describe()
+
+
+def test_deviance_p_values_are_calibrated_on_logistic_data():
+    """Data drawn from a logistic: the deviance test rejects at 5 % about 5 % of the time (binomial 20 a point,
+    6 lengths, 60 replicates: at most 15 %), and half of its p-values lie below ½ (30 %–70 %)."""
+    g = np.random.default_rng(0)
+    n = np.array([10, 20, 30, 40, 50, 60.0])
+    ps = np.array([fit_sigmoid(n, g.binomial(20, logistic(n, 35, 0.1)) / 20, 20).gof_p for _ in range(60)])
+    assert np.mean(ps < 0.05) <= 0.15
+    assert 0.3 <= np.mean(ps < 0.5) <= 0.7
 
 
 @pytest.mark.parametrize(
