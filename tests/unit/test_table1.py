@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from scipy import special
 
 from accessibility_lib.geometry import table1
 from accessibility_lib.geometry.regions import enclosing_ellipsoid
@@ -34,16 +35,60 @@ def test_replication_rows_follow_the_authors_formulas(cloud):
     assert col.rows["ball"].two_r_over_eps == pytest.approx(4096)
     w = h.max(axis=0) - h.min(axis=0)
     assert col.rows["ellipsoid"].C == pytest.approx(np.log1p(w / eps).sum() / lnV, rel=1e-12)
-    # cone: their closed form is 4x the cap fraction, so the cone row exceeds "ball + ln frac" by ln 4 / ln|V|
-    from scipy import special
-
-    u = h / np.linalg.norm(h, axis=1, keepdims=True)
-    min_cos = (u @ u.T + 2 * np.eye(len(u))).min()
-    alpha = 0.5 * math.acos(min_cos)
-    frac = 0.5 * special.betainc((12 - 1) / 2, 0.5, math.sin(alpha) ** 2)  # α ≤ π/2
-    assert col.rows["cone"].C == pytest.approx((12 * math.log(4097) + math.log(4 * frac)) / lnV, rel=1e-9)
+    # cone: ln P_cone = d·ln(1 + 2r/ε) + ln(cap fraction), and their closed form is 4× the true fraction. The
+    # fraction is estimated here by Monte Carlo (uniform directions in R^12), not by the beta-function formula
+    cap = _cap_fraction_mc(12, _replication_half_angle(h))
+    implied = math.exp(col.rows["cone"].C * lnV - 12 * math.log(4097))  # the fraction the row used
+    assert implied / cap.value == pytest.approx(4.0, rel=4 * cap.rel_se)
     assert col.rows["ellipsoid + variable ε"].C is None  # no such row in the authors' code
     assert col.cells.fill_share == 0.0 and col.cells.convolution_slope < 0
+
+
+class _MC:
+    def __init__(self, value: float, rel_se: float):
+        self.value, self.rel_se = value, rel_se
+
+
+def _cap_fraction_mc(d: int, alpha: float, n: int = 2_000_000, seed: int = 11) -> _MC:
+    """Fraction of the unit sphere in R^d within angle α of an axis, by Monte Carlo (Gaussian directions)."""
+    z = np.random.default_rng(seed).standard_normal((n, d))
+    cos = z[:, 0] / np.linalg.norm(z, axis=1)
+    p = float(np.mean(cos >= math.cos(alpha)))
+    return _MC(p, math.sqrt((1 - p) / (p * n)))
+
+
+def _replication_half_angle(h: np.ndarray) -> float:
+    """The authors' α = ½·arccos(min pairwise cosine), computed here with numpy."""
+    u = h / np.linalg.norm(h, axis=1, keepdims=True)
+    return 0.5 * math.acos(float((u @ u.T + 2 * np.eye(len(u))).min()))
+
+
+def _enclosing_half_angle(h: np.ndarray) -> float:
+    """Largest angle between a sample and the mean of the unit rows (the cone that encloses every sample)."""
+    u = h / np.linalg.norm(h, axis=1, keepdims=True)
+    axis = u.sum(0) / np.linalg.norm(u.sum(0))
+    return math.acos(float(np.clip(u @ axis, -1, 1).min()))
+
+
+def test_cap_fraction_in_three_dimensions_is_archimedes():
+    """In R^3 the cap of half-angle α covers (1 − cos α)/2 of the sphere (Archimedes' hat-box theorem): the
+    library's log-space cap fraction and the Monte Carlo estimate both give it."""
+    from accessibility_lib.theory import bounds
+
+    for alpha in (0.3, 1.0, math.pi / 2, 2.5):
+        exact = (1 - math.cos(alpha)) / 2
+        assert math.exp(bounds.cone_log_fraction(3, alpha)) == pytest.approx(exact, rel=1e-10)
+        mc = _cap_fraction_mc(3, alpha, n=400_000)
+        assert mc.value == pytest.approx(exact, rel=4 * mc.rel_se)
+
+
+def test_corrected_cone_uses_the_true_cap_fraction(cloud):
+    h, W = cloud
+    cor = table1.corrected_column("toy", h, W, torch.zeros(40, dtype=torch.float64), n_samples=500)
+    ball = cor.rows["ball"]
+    cap = _cap_fraction_mc(12, _enclosing_half_angle(h))
+    implied = math.exp(cor.rows["cone"].C * math.log(40) - 12 * math.log1p(2 * ball.r / ball.eps))
+    assert implied == pytest.approx(cap.value, rel=4 * cap.rel_se)
 
 
 def test_corrected_rows_contain_the_samples(cloud):
@@ -99,10 +144,19 @@ def test_float16_grid_count_matches_enumeration():
     assert fp_grid.float16_grid_count(np.array([-1.0]), np.array([1.0]))[0] == 2 * 15360 + 1  # ±[2^-24, 1] and 0
 
 
-def test_every_row_recomputes_from_its_printed_r_and_eps_on_nano():
-    """Under the replication convention the nano ball row is d·ln(1 + 4096)/ln|V| = 128.0 (d = 128, |V| = 4096),
-    and every ball or cone row's C follows from the r and ε printed beside it."""
+def test_every_row_recomputes_from_its_printed_r_eps_and_axes_on_nano():
+    """On nano (d = 128, |V| = 4096) each row's C is recomputed from the r and ε printed beside it (4 significant
+    digits, as the chapters print them) and the region's axes, measured here from the samples:
+
+    * ball: C = d·ln(1 + 2r/ε)/ln|V|; under the authors' convention r = r∞, ε = r∞·2^-11, so C = 128·ln 4097/ln 4096;
+    * cone: C = (d·ln(1 + 2r/ε) + ln frac(α))/ln|V| with α measured here and frac from scipy's incomplete beta
+      (the toy tests check it by Monte Carlo), ×4 in the authors' code;
+    * ellipsoid: C = Σ ln(1 + 2a_i/ε)/ln|V| with a_i = half the box widths (authors) or the enclosing
+      ellipsoid's semi-axes (whose largest is the printed r), and every sample inside that ellipsoid;
+    * cells: the authors' C = ln P_ellipsoid / |regression slope|; ours is at most the ellipsoid's (Jensen).
+    """
     from accessibility_lib.geometry.embeddings import sample_embeddings
+    from accessibility_lib.geometry.regions import enclosing_ellipsoid
     from accessibility_lib.models.loading import load_model
 
     nano = load_model("nano")
@@ -110,16 +164,36 @@ def test_every_row_recomputes_from_its_printed_r_and_eps_on_nano():
     h = np.concatenate([emb[8], emb[32]])
     rep = table1.replication_column("nano", h, nano.W_U, n_samples=500)
     cor = table1.corrected_column("nano", h, nano.W_U, nano.b_U, n_samples=500)
+    lnV, d = math.log(4096), 128
+
+    def printed(x: float) -> float:
+        return float(f"{x:.4g}")
+
     assert rep.rows["ball"].C == pytest.approx(128 * math.log(4097) / math.log(4096), rel=1e-12)
     assert round(rep.rows["ball"].C, 1) == 128.0
+    alphas = {"voronoi_box": _replication_half_angle(h), "argmax_region": _enclosing_half_angle(h)}
+    widths = h.max(0) - h.min(0)
     for col in (rep, cor):
-        for name in ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells"):
-            row = col.rows[name]
-            assert row.two_r_over_eps == pytest.approx(2 * row.r / row.eps)
-        ball = col.rows["ball"]
-        printed_r, printed_eps = float(f"{ball.r:.4g}"), float(f"{ball.eps:.4g}")  # as the chapters print them
-        assert ball.C == pytest.approx(128 * math.log1p(2 * printed_r / printed_eps) / math.log(4096), rel=2e-4)
-        assert col.rows["cone"].C <= ball.C + (LN4 / math.log(4096) if col.method == "voronoi_box" else 1e-9)
+        ball, cone, ell = col.rows["ball"], col.rows["cone"], col.rows["ellipsoid"]
+        r, eps = printed(ball.r), printed(ball.eps)
+        assert ball.C == pytest.approx(d * math.log1p(2 * r / eps) / lnV, rel=2e-4)
+        a = alphas[col.method]  # both below π/2 here: frac = ½·I_{sin²α}((d − 1)/2, ½), evaluated by scipy
+        frac = 0.5 * special.betainc((d - 1) / 2, 0.5, math.sin(a) ** 2) if a <= math.pi / 2 else None
+        assert frac is not None and frac > 0
+        factor = 4.0 if col.method == "voronoi_box" else 1.0  # the authors' closed form is 4× the fraction
+        assert cone.C == pytest.approx((d * math.log1p(2 * r / eps) + math.log(factor * frac)) / lnV, rel=2e-4)
+        axes = widths / 2 if col.method == "voronoi_box" else enclosing_ellipsoid(h, ball.eps).semi_axes.numpy()
+        if col.method == "argmax_region":
+            q = (((h - enclosing_ellipsoid(h, ball.eps).center.numpy()) / axes) ** 2).sum(1)
+            assert q.max() <= 1 + 1e-9  # the ellipsoid encloses every sample
+        assert printed(ell.r) == printed(float(axes.max()))
+        assert ell.C == pytest.approx(np.log1p(2 * axes / printed(ell.eps)).sum() / lnV, rel=2e-4)
+        cells = col.rows["ellipsoid + non-uniform cells"]
+        assert cells.log_packing == pytest.approx(ell.log_packing, rel=1e-12)
+        if col.method == "voronoi_box":
+            assert cells.C == pytest.approx(ell.log_packing / abs(col.cells.convolution_slope), rel=1e-12)
+        else:
+            assert cells.C <= ell.C * (1 + 1e-9)
 
 
 LN4 = math.log(4.0)
