@@ -10,7 +10,12 @@ norm fails, however right each number is.
 Which convention a row is printed under:
 
 * a column whose header contains "convention": the key named in that row's cell;
-* otherwise the one key named (in backticks) in the paragraph right above the table.
+* otherwise the key the paragraph right above the table introduces as "convention `key`" (when it
+  introduces exactly one), else the one key that paragraph names (a paragraph naming several keys, none
+  introduced, leaves the table unchecked).
+
+:func:`check_tables` also counts the rows it checked, so a test can require that a chapter which prints
+convention tables had some checked (a scanner that silently reads nothing would pass every chapter).
 
 Which numbers are read (headers compared without Markdown markup): ``r`` (the radius used), ``ε``,
 ``2r/ε``, ``r∞`` (or ``r_inf``) and ``r₂`` / ``r (max L2)`` / ``max L2`` (the largest L2 norm). Rows whose
@@ -28,10 +33,11 @@ from dataclasses import dataclass
 
 from accessibility_lib.theory import precision
 
-__all__ = ["Table", "markdown_tables", "convention_problems", "notebook_markdown"]
+__all__ = ["Table", "markdown_tables", "check_tables", "convention_problems", "notebook_markdown"]
 
 _KEYS = tuple(sorted(precision.CONVENTIONS, key=len, reverse=True))
 _KEY_RE = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(map(re.escape, _KEYS)) + r")(?![A-Za-z0-9_])")
+_INTRO_RE = re.compile(r"convention\s+[`*]*(" + "|".join(map(re.escape, _KEYS)) + r")(?![A-Za-z0-9_])")
 _COLUMNS = {  # role -> pattern of a header without markup
     "r_l2": re.compile(r"^(r₂|r_2|r_l2|r_\{?2\}?|max l2.*|r \(max (l2|‖h‖₂)\).*)$"),
     "r_inf": re.compile(r"^(r∞|r_∞|r_inf|r_\{?\\infty\}?)( \(.*\))?$"),
@@ -90,17 +96,26 @@ def _number(cell: str) -> str | None:
     return text if re.fullmatch(r"-?\d+(\.\d+)?([eE][-+]?\d+)?", text) else None
 
 
-def convention_problems(text: str, where: str = "") -> list[str]:
-    """One line per printed convention row whose numbers are not that convention's, in a Markdown text.
+def _preamble_key(preamble: str) -> str | None:
+    introduced = set(_INTRO_RE.findall(preamble))
+    if len(introduced) == 1:
+        return introduced.pop()
+    named = set(_KEY_RE.findall(preamble))
+    return named.pop() if len(named) == 1 and not introduced else None
+
+
+def check_tables(text: str, where: str = "") -> tuple[int, list[str]]:
+    """Check every printed convention row of a Markdown text; count the rows checked.
 
     Args:
         text: Markdown (a chapter's executed output, or any text with pipe tables).
         where: a label prefixed to each problem (e.g. the chapter and cell).
 
     Returns:
-        ``"<where>: <row> — <what is wrong>"`` lines; empty when every convention row agrees.
+        (rows checked, problems): one ``"<where>: <row> — <what is wrong>"`` line per row whose numbers are
+        not its convention's; a row counts as checked when it names a convention and prints r and ε or 2r/ε.
     """
-    out = []
+    out, checked = [], 0
     for t in markdown_tables(text):
         heads = [_plain(h).lower() for h in t.header]
         roles = {}
@@ -111,7 +126,7 @@ def convention_problems(text: str, where: str = "") -> list[str]:
         if not {"r", "eps", "ratio"} & set(roles):
             continue
         conv_col = next((i for i, h in enumerate(heads) if "convention" in h), None)
-        above = set(_KEY_RE.findall(t.preamble))
+        above = _preamble_key(t.preamble)
         for row in t.rows:
             if len(row) != len(t.header):
                 continue
@@ -119,12 +134,13 @@ def convention_problems(text: str, where: str = "") -> list[str]:
                 named = _KEY_RE.findall(row[conv_col])
                 name = named[0] if len(named) == 1 else None
             else:
-                name = next(iter(above)) if len(above) == 1 else None
+                name = above
             if name is None:
                 continue
             vals = {role: _number(row[i]) for role, i in roles.items()}
             if vals.get("ratio") is None and (vals.get("r") is None or vals.get("eps") is None):
                 continue
+            checked += 1
             check = precision.check_printed(
                 name, vals.get("r"), vals.get("eps"), ratio=vals.get("ratio"),
                 r_l2=vals.get("r_l2"), r_inf=vals.get("r_inf"),
@@ -136,7 +152,12 @@ def convention_problems(text: str, where: str = "") -> list[str]:
                     else ""
                 )
                 out.append(f"{where}: | {' | '.join(row)} | printed as {name}: {'; '.join(check.problems)}{really}")
-    return out
+    return checked, out
+
+
+def convention_problems(text: str, where: str = "") -> list[str]:
+    """The problems of :func:`check_tables` alone: empty when every convention row agrees."""
+    return check_tables(text, where)[1]
 
 
 def notebook_markdown(nb: dict) -> list[tuple[int, str]]:

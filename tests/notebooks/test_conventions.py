@@ -93,6 +93,31 @@ def test_scanner_flags_a_table_printed_under_the_wrong_name():
     assert len(T.convention_problems(wrong_eps)) == 1  # ε of another convention, 2r/ε not recomputed by hand
 
 
+CH6_REAL = """ε convention `l2_fp16`: r = the largest L2 norm, ε = r∞·2^-11, so 2r/ε = 2^12·r/r∞ (above the 4096 of \
+`rinf_fp16`, the authors' code, which takes r = r∞).
+
+| setting | d | r | 2r/ε | ln ln #accessible |
+|---|---|---|---|---|
+| width 32 | 32 | 9.50 | 6988 | 3 |
+"""
+
+
+def test_a_paragraph_naming_two_keys_is_read_by_the_one_it_introduces():
+    """Chapter 6's paragraph introduces `l2_fp16` and mentions `rinf_fp16`: the table is checked as l2_fp16."""
+    assert T.check_tables(CH6_REAL) == (1, [])
+    n, bad = T.check_tables(CH6_REAL.replace("6988", "4000"))  # below 4096: impossible for r = max L2
+    assert n == 1 and len(bad) == 1 and "printed as l2_fp16" in bad[0]
+    swapped = CH6_REAL.replace("ε convention `l2_fp16`", "ε convention `rinf_fp16`")
+    assert len(T.check_tables(swapped)[1]) == 1  # the introduced key decides, not the one mentioned
+    two = "Keys `l2_fp16` and `rinf_fp16`.\n\n| d | r | 2r/ε |\n|---|---|---|\n| 32 | 9.5 | 6988 |\n"
+    assert T.check_tables(two) == (0, [])  # neither introduced: ambiguous, not checked (and not counted)
+
+
+def test_check_tables_counts_the_rows_it_read():
+    assert T.check_tables(CH3_STYLE)[0] == 3  # the "—" row is not counted
+    assert T.check_tables("| a | b |\n|---|---|\n| 1 | 2 |\n") == (0, [])
+
+
 def test_scanner_reads_executed_notebook_outputs():
     nb = {"cells": [{"cell_type": "code", "outputs": [{"output_type": "display_data", "data": {"text/markdown": CH6_STYLE}}]},
                     {"cell_type": "code", "outputs": [{"output_type": "stream", "name": "stdout", "text": ["x = 1\n"]}]}]}  # fmt: skip

@@ -26,6 +26,9 @@ from accessibility_lib.runs.rerun import toc_chapters  # noqa: E402
 CHAPTERS = toc_chapters()
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
 CHECK_TAG = "nbval-check-output"
+#: chapters whose smoke run prints tables of (ε convention, r, ε or 2r/ε) rows: book/_ext/convention_tables.py
+#: must read at least one row of each (chapter 3: the instrument table; 6: the copying bounds; 7: the supports)
+PRINTS_CONVENTION_TABLES = {"03_cramming", "06_copying", "07_precision"}
 
 
 def _nbval(path: Path, rootdir: Path, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -126,11 +129,15 @@ def test_chapter_smoke_papermill_then_nbval(stem, tmp_path, monkeypatch):
         executed = json.loads(out.read_text())
         checked = [c for c in executed["cells"] if CHECK_TAG in c.get("metadata", {}).get("tags", [])]
         assert any(c.get("outputs") for c in checked), f"{stem}: the cells tagged {CHECK_TAG!r} printed nothing"
-        # every table printed under an ε convention's name holds that convention's r and ε (book/_ext)
-        from convention_tables import convention_problems, notebook_markdown
+        # every table printed under an ε convention's name holds that convention's r and ε (book/_ext), and the
+        # chapters that print such tables had rows checked (a scanner reading nothing would pass them all)
+        from convention_tables import check_tables, notebook_markdown
 
-        wrong = [p for i, text in notebook_markdown(executed) for p in convention_problems(text, f"{stem} cell {i}")]
+        reports = [check_tables(text, f"{stem} cell {i}") for i, text in notebook_markdown(executed)]
+        wrong = [p for _, probs in reports for p in probs]
         assert wrong == [], "convention names printed beside another convention's numbers:\n" + "\n".join(wrong)
+        if stem in PRINTS_CONVENTION_TABLES:
+            assert sum(n for n, _ in reports) > 0, f"{stem}: no convention row was read from its printed tables"
         proc = _nbval(out, tmp_path, env=dict(os.environ))
     finally:
         out.unlink(missing_ok=True)
