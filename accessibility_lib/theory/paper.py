@@ -29,6 +29,8 @@ __all__ = [
     "TABLE1_COLUMNS",
     "MEASURED_SLOPES",
     "slope_source_disagreements",
+    "Slope",
+    "measured_slope",
     "AUTHORS_N50_M1",
     "TABLE1_ROW_RATIOS",
     "AUTHORS_CONV_SLOPES",
@@ -77,6 +79,66 @@ def slope_source_disagreements(rel_tol: float = 0.02) -> list[tuple[str, float, 
             )
             out.append((name, fig, lst, twin))
     return out
+
+
+@dataclass(frozen=True)
+class Slope:
+    """A measured cramming slope of the paper, with where it was read (:func:`measured_slope`).
+
+    Attributes:
+        value: tokens per prompt vector. source: ``"figures"`` (the paper's cramming figures) or ``"list"``
+            (the authors' models list). other: the other source's value where the two differ by more than
+            the list's printed precision (half a unit of its one decimal; else None): chapters print it
+            beside ``value``, once.
+    """
+
+    value: float
+    source: str
+    other: float | None = None
+
+    def describe(self) -> str:
+        """``"261.4 (paper's figures; the authors' list: 287.4)"``-style text."""
+        where = {"figures": "the paper's figures", "list": "the authors' models list"}[self.source]
+        if self.other is None:
+            return f"{self.value:.1f} ({where})"
+        alt = "the authors' list" if self.source == "figures" else "the paper's figures"
+        return f"{self.value:.1f} ({where}; {alt}: {self.other:.1f})"
+
+
+def measured_slope(name: str, kind: str = "natural") -> Slope:
+    """The one source of the paper's measured cramming slopes, for every chapter and widget.
+
+    The paper's cramming figures (:data:`MEASURED_SLOPES`) where they have the model; the authors' models
+    list (:func:`models`, "Slope exp", natural text only) for the models the figures do not show
+    (Pythia-1.4B, 2.8B, 6.9B). Where both have the model and differ by more than the list's rounding to
+    one decimal (Pythia-1B: 261.42 in the figures, 287.4 in the list; Pythia-410M: 111.14 and 112.4),
+    :attr:`Slope.other` carries the list's value.
+
+    Args:
+        name: a models-list name (e.g. ``"Pythia-1B"``). kind: ``"natural"`` or ``"random"``.
+
+    Raises:
+        ValueError: an unknown model or kind, or a random-words slope the figures do not give.
+
+    Example:
+        >>> measured_slope("Pythia-1B")
+        Slope(value=261.42, source='figures', other=287.4)
+        >>> measured_slope("Pythia-1.4B").source
+        'list'
+    """
+    if kind not in ("natural", "random"):
+        raise ValueError(f"kind must be 'natural' or 'random', got {kind!r}")
+    listed = models()
+    if name not in MEASURED_SLOPES and name not in listed:
+        raise ValueError(f"no measured slope for {name!r}; the paper's models: {sorted(listed)}")
+    if name in MEASURED_SLOPES:
+        fig = MEASURED_SLOPES[name][0 if kind == "natural" else 1]
+        lst = listed[name].slope_natural if name in listed and kind == "natural" else None
+        other = lst if lst is not None and abs(fig - lst) > 0.05 + 1e-9 else None  # the list: one decimal
+        return Slope(fig, "figures", other)
+    if kind != "natural":
+        raise ValueError(f"the paper gives no random-words slope for {name!r} (only its models list, natural text)")
+    return Slope(listed[name].slope_natural, "list")
 
 
 #: n50(m = 1) of Gemma-3-270M in the authors' length convention (tokens, the given BOS counted),

@@ -7,7 +7,7 @@ Model entries (the ``models`` trait of :class:`~accessibility_lib.figures.widget
 
 - the paper's models (:func:`paper_models`): d = ``d_model``, |V| = ``d_vocab``, r∞ = ``r_inf`` and the
   largest L2 norm r_l2 = ``r_l2`` from the authors' model list (:func:`accessibility_lib.theory.paper.models`); the
-  measured cramming slopes (natural text, random) from :data:`accessibility_lib.theory.paper.MEASURED_SLOPES`
+  measured cramming slopes (natural text, random) from :func:`accessibility_lib.theory.paper.measured_slope`
   (paper §5), or, for the models that table lacks, the natural-text slope of the authors' list (random: None);
 - this book's models (:func:`book_models`): d and |V| from the config (:func:`accessibility_lib.theory.capacity.read_shape`),
   r∞ and r_l2 measured here on the last-layer embeddings of a few dozen random prompts
@@ -88,12 +88,10 @@ def paper_models() -> list[dict[str, Any]]:
     """The paper's ten models (authors' list order), with their measured cramming slopes."""
     out = []
     for name, pm in paper.models().items():
-        if name in paper.MEASURED_SLOPES:
-            nat, rnd = paper.MEASURED_SLOPES[name]
-            source = "authors' model list; slopes: paper §5"
-        else:
-            nat, rnd = pm.slope_natural, None
-            source = "authors' model list (natural-text slope from the list)"
+        nat = paper.measured_slope(name)  # the one source (the paper's figures, else the authors' list)
+        rnd = paper.measured_slope(name, "random").value if nat.source == "figures" else None
+        source = "authors' model list; slopes: " + nat.describe()
+        nat = nat.value
         out.append(
             model_entry(
                 name,
@@ -275,7 +273,7 @@ def paper_cramming_series(convention: str = "rinf_fp16") -> list[dict[str, Any]]
     length, per m) is fitted with :func:`accessibility_lib.experiments.fitting.fit_sigmoid` (binomial likelihood, 20
     trials a point); the points are (m, n50, profile-likelihood interval). d, |V|, r∞ and r_l2 come from the
     authors' model list, (r, ε) from the named ``convention``; ``slope`` is the paper's reported slope
-    (:data:`accessibility_lib.theory.paper.MEASURED_SLOPES`, natural / random).
+    (:func:`accessibility_lib.theory.paper.measured_slope`, natural / random).
 
     Raises:
         ValueError: for an unknown convention.
@@ -295,7 +293,7 @@ def paper_cramming_series(convention: str = "rinf_fp16") -> list[dict[str, Any]]
                 fit = fit_sigmoid(arr[:, 0], arr[:, 1], 20)
                 if fit.ok:
                     points.append([int(m), fit.n50, fit.ci[0], fit.ci[1]])
-            slope = paper.MEASURED_SLOPES[name][0 if kind == "natural" else 1]
+            slope = paper.measured_slope(name, "natural" if kind == "natural" else "random").value
             out.append(
                 {
                     "name": f"{name}, {kind} (paper, re-fitted)",

@@ -64,7 +64,7 @@ def paper_entries() -> list[dict]:
     ball = paper.table1()["ball (Cor 4.6)"]
     out = []
     for name, pm in paper.models().items():
-        slope = paper.MEASURED_SLOPES.get(name, (pm.slope_natural, None))[0]
+        slope = paper.measured_slope(name).value  # the one source (figures, else the authors' list)
         ratio = None
         if name in cols and slope:
             ratio = math.expm1(ball[cols[name]] * slope * math.log(pm.d_vocab) / pm.d_model)
