@@ -42,6 +42,9 @@ ALLOWED: dict[str, str] = {
     "4096": "2r/ε = 2·r∞/(r∞·2^-11) of the authors' convention (their bound notebook)",
     "ln 4097": "ln(1 + 4096), the authors' per-coordinate count (their bound notebook)",
     "10k random prompts": "the paper's sample size for the support shape (paper Section 5.2)",
+    "k = 1…6": "the authors' regression range for the cells' slope: ln median S_k on k = 1…6 (their bound notebook)",
+    "100 % exact match": "the paper's stopping criterion for copying ('100 % training accuracy', its copying experiment, Section 5)",
+    "100 % training accuracy": "the paper's stopping criterion for copying, quoted (its copying experiment, Section 5)",
     # fixed conventions of the book, not measurements
     "95 %": "the confidence level of every interval in the book",
     "50 %": "the definition of n50 (the length crammed half of the time)",
