@@ -401,3 +401,44 @@ def test_find_n50_resumed_with_another_start_reuses_the_store(tiny, tmp_path):
     again = find_n50(tiny, _source, 1, 4, store=store, n_start=3, **kw)  # another start: reuse, do not re-cram
     assert first.runs > 0 and again.runs <= 4 * 2  # at most the start length and one more are new
     assert again.cached >= 4
+
+
+def test_decode_disagreement_is_counted_and_never_counted_as_success(tiny, monkeypatch):
+    """The branch where the teacher-forced argmax is all right but the KV-cache decode is not (cramming.py, step 1).
+
+    The real decode is replaced by one that returns every token shifted by one in its first two calls, then the true
+    decode: the targets must cost one disagreement per row of those calls and succeed only after them (at a
+    later step than without the fault); a decode that is always wrong must leave every target uncrammed, with
+    disagreements counted although the teacher-forced accuracy reached 1.
+    """
+    import accessibility_lib.experiments.cramming as C
+
+    targets = _rand_targets([2, 3])
+    clean = cram(tiny, targets, 2, seed=0, **FAST)
+    assert clean.success.all() and (clean.disagreements == 0).all()
+
+    real = C.greedy_decode
+    rows_per_call: list[int] = []
+
+    def faulty(handle, prompts, n_new, *a, **kw):
+        out = real(handle, prompts, n_new, *a, **kw)
+        rows_per_call.append(prompts.shape[0])
+        if len(rows_per_call) <= 2:  # the first two confirmations: every row's last token is wrong
+            out = (out + 1) % tiny.d_vocab  # every token (a shorter target's tail is masked)
+        return out
+
+    monkeypatch.setattr(C, "greedy_decode", faulty)
+    res = cram(tiny, targets, 2, seed=0, **FAST)
+    assert res.success.all()
+    assert len(rows_per_call) >= 3  # the faulty two, then at least one true confirmation
+    assert int(res.disagreements.sum()) == sum(rows_per_call[:2])  # one per row of each faulty confirmation
+    assert (res.steps >= clean.steps).all() and (res.steps > clean.steps).any()  # success only after the faults
+    assert res.record(0)["decode_disagreements"] == int(res.disagreements[0])
+
+    def always_wrong(handle, prompts, n_new, *a, **kw):
+        return (real(handle, prompts, n_new, *a, **kw) + 1) % tiny.d_vocab
+
+    monkeypatch.setattr(C, "greedy_decode", always_wrong)
+    bad = cram(tiny, targets, 2, seed=0, **FAST)
+    assert not bad.success.any()  # a disagreement is never a success
+    assert (bad.disagreements >= 1).all() and (bad.best_accuracy == 1.0).all()

@@ -139,8 +139,18 @@ def test_crams_and_measures_like_any_handle(handle):
     from accessibility_lib.experiments.cramming import cram
 
     target = handle.encode(["And the LORD"])[0][:, :3]
-    res = cram(handle, target, m=1, max_steps=60, patience=30, lr=1e-2)
-    assert len(res) == 1 and res.steps[0] <= 60
+    res = cram(handle, target, m=1, max_steps=200, patience=100, lr=1e-2, seed=0)
+    assert len(res) == 1 and res.success[0], (res.best_accuracy, res.final_loss)  # crammed, not just stopped
+    assert 0 < res.steps[0] < 200  # it took some updates and stopped early, on success
+    # an independent path: the model's own forward, one token at a time without a cache, reproduces the target
+    x = res.prompts[:1].to(next(handle.model.parameters()).dtype)
+    got = []
+    with torch.no_grad():
+        for _ in range(target.shape[-1]):
+            nxt = handle.model(inputs_embeds=x, use_cache=False).logits[0, -1].argmax().item()
+            got.append(nxt)
+            x = torch.cat([x, handle.embed(torch.tensor([[nxt]])).to(x.dtype)], 1)
+    assert got == target.reshape(-1).tolist()
     _, x = perturbation.natural_prompts(handle, 2, 2, seed=0)
     nxt, _ = effective_eps.h_sensitivity(handle, x, n_tokens=2, n_directions=2, seed=0)
     assert np.all(np.isfinite(nxt.worst)) and np.all(nxt.worst > 0)
