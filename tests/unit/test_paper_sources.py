@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import csv
 import re
+from pathlib import Path
 
 import pytest
 
-from pathlib import Path
-
 from accessibility_lib.ground.paths import DATA_DIR
+from accessibility_lib.theory import paper
 
 ROOT = Path(__file__).resolve().parents[2]
-from accessibility_lib.theory import paper
 
 
 def _list_slopes() -> dict[str, float]:
