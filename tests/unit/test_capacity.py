@@ -1,6 +1,8 @@
 """The capacity card reads d and |V| from a config alone and applies Cor 4.6 / Thm 4.9."""
 
 import json
+import math
+import re
 import subprocess
 import sys
 
@@ -145,4 +147,29 @@ def test_book_models_work_before_they_are_fetched(monkeypatch, tmp_path):
         timeout=60,
     )
     assert out.returncode == 0, out.stderr
-    assert "426.68" in out.stdout and "590.09" in out.stdout
+    cards = _parse_cards(out.stdout)
+    assert list(cards) == ["gemma-3-270m", "Pythia-160M"]
+    # hand: C = d·ln(1 + 2r/ε)/ln|V| per row, from the card's own d, |V| and 2r/ε; n* = C·m with m = 1
+    for name, (d, V) in (("gemma-3-270m", (640, 262144)), ("Pythia-160M", (768, 50304))):
+        rows = cards[name]
+        assert [label.split()[0] for label, _ in rows] == ["rinf_fp16", "ε", "ε", "ε", "ε"]
+        for label, (ratio, C, n_star, _, _) in rows:
+            assert C == pytest.approx(d * math.log1p(ratio) / math.log(V), rel=2e-4), (name, label)
+            assert n_star == pytest.approx(C, abs=0.051), (name, label)
+        assert rows[0][1][:2] == (4096, {"gemma-3-270m": 426.68, "Pythia-160M": 590.09}[name])
+        assert rows[2][1][0] == 512 and rows[4][1][0] == pytest.approx(2**17, rel=1e-3)  # u_bf16, r·2^-16
+
+
+def _parse_cards(stdout: str) -> dict[str, list[tuple[str, tuple[float, ...]]]]:
+    """Cards of the capacity CLI: model -> [(convention label, (2r/ε, C, n*, ln ln, log10 n))] in printed order."""
+    cards: dict[str, list] = {}
+    name = None
+    for line in stdout.splitlines():
+        if line.startswith("Capacity card: "):
+            name = line.split(": ", 1)[1].strip()
+            cards[name] = []
+            continue
+        m = re.match(r"^  (\S.*?)\s+([0-9.e+]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$", line)
+        if name is not None and m:
+            cards[name].append((m.group(1), tuple(float(x) for x in m.groups()[1:])))
+    return cards

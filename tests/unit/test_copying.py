@@ -290,3 +290,18 @@ def test_compare_cliffs_never_reports_a_move_the_data_cannot_show():
     assert cliffs.cliff_interval(always) == (14.0, math.inf)
     assert cliffs.compare_cliffs(f8, always, "a", "b").startswith("the cliff moved out")
     assert cliffs.compare_cliffs(always, always, "a", "b").startswith("no move the data can show")
+
+
+def test_cliff_data_fields_behind_the_string_only_checks():
+    """The cases `test_step_data_are_detected_and_described` checks only through describe(), by their fields
+    (derived here by hand from the definitions in CliffData's docstring), and describe() naming those fields."""
+    n = np.array([2, 4, 6, 7, 8, 9, 10, 11, 12, 14])
+    never = cliffs.cliff_data(n, np.ones(10))  # copies at every tested length: no zero, no cliff in range
+    assert (never.is_step, never.last_full, never.first_zero, never.n_intermediate) == (False, 14, None, 0)
+    one = cliffs.cliff_data(n, [1, 1, 1, 1, 0.5, 0, 0, 0, 0, 0])  # 1 up to n = 7, ½ at 8, 0 from 9
+    assert (one.is_step, one.last_full, one.first_zero, one.n_intermediate) == (False, 7, 9, 1)
+    none = cliffs.cliff_data(n, np.zeros(10))  # no length copies: the cliff lies below the shortest
+    assert (none.is_step, none.last_full, none.first_zero) == (False, None, 2)
+    moved = cliffs.cliff_data(n + 3, [1, 1, 1, 1, 0.5, 0, 0, 0, 0, 0])  # the same data three symbols longer
+    assert (moved.last_full, moved.first_zero) == (10, 12) and "n = 11" in moved.describe()
+    assert "n = 8" not in moved.describe()  # the text follows the data, not a fixed phrase
