@@ -42,6 +42,11 @@ ALLOWED: dict[str, str] = {
     "4096": "2r/ε = 2·r∞/(r∞·2^-11) of the authors' convention (their bound notebook)",
     "ln 4097": "ln(1 + 4096), the authors' per-coordinate count (their bound notebook)",
     "10k random prompts": "the paper's sample size for the support shape (paper Section 5.2)",
+    "100,000 most frequent": "the size of the authors' random-words list (their word file; models.text.TOP_WORDS)",
+    "the paper: 20": "the paper's targets per (m, length) point (paper §5)",
+    "fail even at n = 10": "the replication code's fp16 autocast without a gradient scaler, as reviewed for this book "
+    "(Llama and Gemma); a reading of their code, not re-measured here",
+    "uses 0.1 on SmolLM2-135M": "the learning rate of Progressive Cramming (tarasov2026progressive, cited beside it)",
     "k = 1…6": "the authors' regression range for the cells' slope: ln median S_k on k = 1…6 (their bound notebook)",
     "100 % exact match": "the paper's stopping criterion for copying ('100 % training accuracy', its copying experiment, Section 5)",
     "100 % training accuracy": "the paper's stopping criterion for copying, quoted (its copying experiment, Section 5)",
