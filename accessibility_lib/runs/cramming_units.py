@@ -137,13 +137,18 @@ def _table1_smollm2() -> list[CrammingUnit]:
 
 
 def _instruments_nano() -> list[CrammingUnit]:
-    """The instrument comparison on nano (held-out KJV natural text and random words, m = 1, 2)."""
+    """The instrument comparison on nano (held-out KJV natural text and random words, m = 1, 2), then the
+    budget curve (the authors' optimiser at 2× and 4× the base budget, m = 1)."""
     return [
         CrammingUnit(kind, m, patience=None, corpus="heldout", instrument=inst)
         for kind in ("natural", "random_words")
         for m in (1, 2)
         for inst in ("paper", "lr3e-2", "lr1e-1", "progressive")
         if not (inst == "progressive" and kind != "natural")
+    ] + [
+        CrammingUnit(kind, 1, max_steps=BASE_STEPS * k, patience=None, corpus="heldout")
+        for k in (2, 4)
+        for kind in ("natural", "random_words")
     ]
 
 
