@@ -44,6 +44,7 @@ ALLOWED: dict[str, str] = {
     "10k random prompts": "the paper's sample size for the support shape (paper Section 5.2)",
     "100,000 most frequent": "the size of the authors' random-words list (their word file; models.text.TOP_WORDS)",
     "the paper: 20": "the paper's targets per (m, length) point (paper §5)",
+    "against their 20": "the authors' targets per (m, length) point (paper §5)",
     "fail even at n = 10": "the replication code's fp16 autocast without a gradient scaler, as reviewed for this book "
     "(Llama and Gemma); a reading of their code, not re-measured here",
     "uses 0.1 on SmolLM2-135M": "the learning rate of Progressive Cramming (tarasov2026progressive, cited beside it)",
