@@ -219,11 +219,13 @@ def format_card(shape: ModelShape, m: int = 1, q: float = 1.0) -> str:
         f"  d = {shape.d_model}, |V| = {shape.d_vocab}, dtype = {shape.dtype}  (from {shape.source})",
         f"  prompt length m = {m}; Wasserstein order q = {q:g}",
         "",
-        f"  {'ε convention':<28} {'2r/ε':>10} {'C (tok/vec)':>12} {'n* = C·m':>10} {'ln ln #acc (Thm 4.9)':>21} {'log10 n (Cor 4.10)':>19}",
+        f"  {'ε convention':<36} {'2r/ε':>10} {'C (tok/vec)':>12} {'n* = C·m':>10} {'ln ln #acc (Thm 4.9)':>21} {'log10 n (Cor 4.10)':>19}",
     ]
     for row in capacity_card(shape, m, q):
+        key, what = row["convention"], row["description"]
+        label = what if what.startswith(key) else f"{key} ({what})"  # every row by its key, as in the chapters
         lines.append(
-            f"  {row['description']:<28} {row['2r/eps']:>10.4g} {row['C']:>12.2f} {row['n_star']:>10.1f} "
+            f"  {label:<36} {row['2r/eps']:>10.4g} {row['C']:>12.2f} {row['n_star']:>10.1f} "
             f"{row['loglog_count']:>21.1f} {row['log10_mean_field_length']:>19.1f}"
         )
     lines += [

@@ -152,7 +152,7 @@ def test_book_models_work_before_they_are_fetched(monkeypatch, tmp_path):
     # hand: C = d·ln(1 + 2r/ε)/ln|V| per row, from the card's own d, |V| and 2r/ε; n* = C·m with m = 1
     for name, (d, V) in (("gemma-3-270m", (640, 262144)), ("Pythia-160M", (768, 50304))):
         rows = cards[name]
-        assert [label.split()[0] for label, _ in rows] == ["rinf_fp16", "ε", "ε", "ε", "ε"]
+        assert [label.split()[0] for label, _ in rows] == ["rinf_fp16", "u_fp16", "u_bf16", "u_fp32", "table1_pythia"]
         for label, (ratio, C, n_star, _, _) in rows:
             assert C == pytest.approx(d * math.log1p(ratio) / math.log(V), rel=2e-4), (name, label)
             assert n_star == pytest.approx(C, abs=0.051), (name, label)
