@@ -11,7 +11,7 @@ book:  ## set up, then build the static site into _build/html, executing every c
 test:  ## set up (including chromium and SmolLM2-135M), then the contributor checks and the whole test suite
 	bash scripts/setup.sh --browser --models
 	.venv/bin/pre-commit run --all-files --show-diff-on-failure
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests accessibility_lib
 
 check:  ## the fast contributor loop: the checks, the unit tests and the doctests (no browser, no model fetch, no slow tests)
 	bash scripts/setup.sh
