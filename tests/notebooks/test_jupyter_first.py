@@ -126,7 +126,7 @@ def test_every_parameter_through_p_y_and_a_wrong_type(chapter, name):
 def test_the_reported_papermill_pitfalls():
     # found by a new user: lists as text, YAML numbers as text, "false" as text, a model name unknown
     assert presets.resolve("theory", "default", m_values=_papermill_p("[1, 2]"))["m_values"] == [1, 2]
-    assert presets.resolve("cramming", "default", check_machine=False, **yaml.safe_load("lr: 1e-3"))["lr"] == 0.001
+    assert presets.resolve("copying", "default", check_machine=False, **yaml.safe_load("lr: 1e-3"))["lr"] == 0.001
     with pytest.raises(ParameterError, match="parameter 'seed' got 'false'"):
         presets.resolve("cramming", "default", check_machine=False, seed=_papermill_p("false"))
     with pytest.raises(ParameterError, match="parameter 'fraction_model' got 'GPT-5'.*'Pythia-160M'"):
