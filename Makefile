@@ -1,5 +1,5 @@
 # The two commands of the README are `make book` and `make test`; the rest are for GPU re-execution.
-.PHONY: book test setup models clean rerun site-from-runs paper
+.PHONY: book test check setup models clean rerun site-from-runs paper
 
 PY := .venv/bin/python
 
@@ -12,6 +12,11 @@ test:  ## set up (including chromium and SmolLM2-135M), then the contributor che
 	bash scripts/setup.sh --browser --models
 	.venv/bin/pre-commit run --all-files --show-diff-on-failure
 	$(PY) -m pytest tests
+
+check:  ## the fast contributor loop: the checks, the unit tests and the doctests (no browser, no model fetch, no slow tests)
+	bash scripts/setup.sh
+	.venv/bin/pre-commit run --all-files --show-diff-on-failure
+	$(PY) -m pytest tests/unit accessibility_lib -m "not slow" -q
 
 setup:
 	bash scripts/setup.sh

@@ -48,6 +48,8 @@ if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
-if [ "$want_models" = 1 ] && .venv/bin/python -c "import accessibility_lib.models.fetch" 2>/dev/null; then
+# the fetch is idempotent; skipping it when the model is cached saves a Python start (torch import)
+cache="${ACCESSIBILITY_CACHE:-$HOME/.cache/accessibility_book/models}"
+if [ "$want_models" = 1 ] && [ ! -f "$cache/smollm2-135m/config.json" ]; then
   .venv/bin/python -m accessibility_lib fetch smollm2-135m
 fi

@@ -27,7 +27,7 @@ for every m (one given token), but n50 values do: compare n50 with the authors' 
 ``"first_given"``.
 
 Example:
-    >>> from accessibility_lib.models.handle import load_model
+    >>> from accessibility_lib.models.loading import load_model
     >>> src = target_source(load_model("nano"), "random_tokens", "all_generated", seed=0)
     >>> len(src(5, 0)), src.n_given, src.name
     (5, 0, 'random_tokens/generated/s0')

@@ -73,20 +73,31 @@ def check_context(handle: ModelHandle, name: str, lengths) -> None:
         )
 
 
-def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float32, fallback: bool = True, lengths=None):
-    """Load every model in ``names`` that is available offline; note the others.
+def load_available(
+    names, device: str = "cpu", dtype: torch.dtype = torch.float32, fallback: bool = False, lengths=None
+):
+    """Load every model in ``names`` that is available offline; note the others. Nothing is substituted.
+
+    A model that cannot be loaded is skipped with a one-line reason (not fetched, not reachable offline,
+    or refused by :func:`~accessibility_lib.models.loading.load_model`, e.g. Gemma-3 in float16, whose
+    residual stream overflows). No other model is used in its place: the untrained ``random-tiny`` runs
+    only when it is listed in ``names`` (the chapter parameter ``models``) or when the caller asks for
+    it with ``fallback=True``, and then a note says that it is an untrained model used instead.
 
     Args:
         names: load_model names (``"random-tiny"``: an untrained GPT-NeoX, :func:`random_tiny_handle`).
         device, dtype: where and in what dtype to load them.
-        fallback: when none loads, use ``random-tiny`` instead.
+        fallback: when none loads, use ``random-tiny`` instead (off by default: only an explicit request
+            computes on an untrained model).
         lengths: the prompt lengths (tokens) the analysis will use. Every loaded model is checked
-            against them here, before any work (:func:`check_context`), and the ``random-tiny``
-            fallback is built with a context that holds the longest.
+            against them here, before any work (:func:`check_context`), and ``random-tiny`` is built with a
+            context that holds the longest.
 
     Returns:
-        ``(handles, notes)``: a list of ``(name, handle)`` and a list of one-line reasons for the
-        models skipped. When none loads and ``fallback`` is set, ``random-tiny`` is used.
+        ``(handles, notes)``: a list of ``(name, handle)`` — only the models asked for, plus
+        ``random-tiny`` when ``fallback`` is set and none loaded — and a list of one-line notes: the
+        reason for each model skipped, and the fallback when one was used. When none loads and
+        ``fallback`` is not set, ``handles`` is empty (the caller shows stored results or stops).
 
     Raises:
         ValueError: a model that loads but whose context is shorter than the longest of ``lengths``.
@@ -102,9 +113,12 @@ def load_available(names, device: str = "cpu", dtype: torch.dtype = torch.float3
         try:
             handles.append((name, load_model(name, device=device, dtype=dtype)))
         except ValueError as exc:  # ModelNotAvailableError is a ValueError
-            notes.append(f"{name}: skipped ({' '.join(str(exc).split())[:240]})")
+            notes.append(f"{name}: skipped, not computed here ({' '.join(str(exc).split())[:400]})")
     if not handles and fallback:
-        notes.append("no listed model is available: using random-tiny (an untrained GPT-NeoX) instead")
+        notes.append(
+            f"none of {list(names)} is available: computed on random-tiny instead, an UNTRAINED GPT-NeoX "
+            "(asked for with fallback=True); its numbers say nothing about a trained model"
+        )
         handles.append(("random-tiny", random_tiny_handle(n_ctx=n_ctx)))
     if lengths is not None:
         for name, handle in handles:

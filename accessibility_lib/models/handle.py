@@ -34,6 +34,7 @@ import torch
 __all__ = [
     "wrap_model",
     "ModelHandle",
+    "dtype_overflow",
 ]
 
 
@@ -245,17 +246,80 @@ def wrap_model(
 
 
 def _verify(h: ModelHandle) -> None:
-    """Check logit parity of final_embeddings on a fixed 5-token input (raises ValueError if broken)."""
+    """Check logit parity of final_embeddings on a fixed 5-token input (raises ValueError if broken).
+
+    Raises:
+        ValueError: the residual stream leaves the dtype's finite range (float16's largest value is 65,504:
+            Gemma-3 exceeds it), naming the layer and the dtypes to use instead; or, with finite values,
+            a last hidden state that does not give the head's logits (an unsupported architecture).
+    """
     ids = torch.arange(5, dtype=torch.int64)[None] % h.d_vocab  # (1, 5)
     ref = h.forward_logits(ids).float()
     got = h.logits_from_embeddings(h.final_embeddings(ids)).float()
     tol = 1e-3 if h.dtype in (torch.float32, torch.float64) else 5e-2
     err = float((ref - got).abs().max() / ref.abs().max().clamp(min=1e-6))
     if not err <= tol:
+        overflow = dtype_overflow(h, ids) if not (torch.isfinite(ref).all() and torch.isfinite(got).all()) else None
+        if overflow is not None:
+            raise ValueError(overflow)
         raise ValueError(
             f"model {h.name!r} ({type(h.model).__name__}): its base model's last hidden state does not give the "
             f"head's logits (relative error {err:.2e}); this architecture is not supported by final_embeddings"
         )
+
+
+def dtype_overflow(h: ModelHandle, input_ids: torch.Tensor) -> str | None:
+    """Where the model's hidden states leave its dtype's finite range on ``input_ids`` (None if they never do).
+
+    Runs the model once with ``output_hidden_states`` and looks at each hidden state in order: the
+    input embeddings, then the residual stream after each block. The first that holds a value of
+    magnitude ≥ ``torch.finfo(dtype).max`` (65,504 for float16) or an inf/NaN is reported. Gemma-3 is
+    the known case: its residual stream grows past 65,504 in the middle layers, so in float16 it
+    becomes inf and the logits NaN; bfloat16 has float32's range (largest value ≈ 3.4·10^38).
+
+    Args:
+        h: the model handle.
+        input_ids: (batch, T) token ids.
+
+    Returns:
+        One message naming the model, the dtype, the layer, the largest finite magnitude seen before it
+        and the dtypes to load it in instead; or None.
+    """
+    big = torch.finfo(h.dtype).max
+    try:
+        with torch.no_grad():
+            out = h.model(input_ids=input_ids.to(h.device), output_hidden_states=True, use_cache=False)
+    except Exception:  # a model that cannot return its hidden states: nothing to say
+        return None
+    states = getattr(out, "hidden_states", None) or ()
+    peak = 0.0
+    size = lambda x: f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"  # noqa: E731
+    for i, hs in enumerate(states):
+        a = hs.detach().float().abs()
+        finite = a[torch.isfinite(a)]
+        top = float(finite.max()) if finite.numel() else 0.0
+        overflowed = bool(torch.isinf(a).any()) or top >= big
+        if overflowed or bool(torch.isnan(a).any()):
+            name = str(h.dtype).replace("torch.", "")
+            where = "in its input embeddings" if i == 0 else f"after block {i} of {len(states) - 1}"
+            what = (
+                f"the residual stream overflows {name} {where} (it reaches inf, past {big:,.0f}, the largest finite "
+                f"{name}; the largest magnitude before was {size(peak)})"
+                if overflowed
+                else f"the residual stream turns NaN {where} (the largest magnitude before was {size(peak)})"
+            )
+            instead = (
+                "Load it in torch.bfloat16 (16 bits with float32's range, largest value ≈ 3.4e38) or torch.float32."
+                if h.dtype == torch.float16
+                else "Load it in torch.float32."
+            )
+            return (
+                f"model {h.name!r} ({type(h.model).__name__}) in {h.dtype}: {what}, so its logits are NaN. This is "
+                f"the dtype's range, not the architecture (Gemma-3's residual stream is known to exceed float16's "
+                f"65,504). {instead}"
+            )
+        peak = max(peak, top)
+    return None
 
 
 def context_length(handle) -> int:

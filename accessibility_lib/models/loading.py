@@ -48,11 +48,79 @@ def nano_dir() -> Path:
 
 
 def _offline_choices() -> str:
+    """The models this machine can load without the hub, in words (what is fetched is said)."""
+    fetched = [
+        n for n in NAMED_MODELS if n not in ("nano", "nano-mamba") and (cache_dir() / n / "config.json").is_file()
+    ]
+    missing = [n for n in NAMED_MODELS if n not in ("nano", "nano-mamba") and n not in fetched]
+    parts = ["'nano' and 'nano-mamba' (shipped)"]
+    if fetched:
+        parts.append(" and ".join(repr(n) for n in fetched) + " (fetched)")
+    if missing:
+        parts.append(
+            " and ".join(repr(n) for n in missing) + " (not fetched yet: `python -m accessibility_lib fetch NAME`)"
+        )
     return (
-        "Offline choices: 'nano' (shipped), 'smollm2-135m' or 'gemma-3-270m' "
-        "(get them once with `python -m accessibility_lib fetch NAME`), or a local folder "
-        "holding config.json, *.safetensors and tokenizer files."
+        "Offline choices: "
+        + ", ".join(parts)
+        + ", 'standin:<hub id>' (a tiny random-weight model of a paper architecture, e.g. "
+        "'standin:EleutherAI/pythia-160m'), or a local folder holding config.json, *.safetensors and tokenizer files."
     )
+
+
+def availability_problem(name: object) -> str | None:
+    """Why ``name`` cannot be loaded by :func:`load_model` on this machine (None when it can), in a second.
+
+    Loads no weights: a named model must be shipped or fetched, a stand-in must name a known
+    architecture, a folder must hold a config and complete safetensors weights, and a hub id must be in
+    the local Hugging Face cache or the hub must be reachable (a 3 s TCP check, or none when
+    ``HF_HUB_OFFLINE`` is set).
+
+    Returns:
+        None, or one line naming what is wrong and listing the offline choices.
+    """
+    from accessibility_lib.models import standins
+
+    if standins.is_standin(name):
+        try:
+            standins.architecture(name)
+        except ValueError as exc:
+            return str(exc)
+        return None
+    try:
+        where, local = _resolve(name)
+    except ModelNotAvailableError as exc:
+        return " ".join(str(exc).split())
+    if local:
+        weights = sorted(Path(where).glob("*.safetensors"))
+        if not weights:
+            return f"folder {where} holds no *.safetensors weights (only safetensors are loaded)"
+        try:
+            for w in weights:
+                check_safetensors(w)
+        except CorruptWeightsError as exc:
+            return str(exc)
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = isinstance(try_to_load_from_cache(where, "config.json"), str)
+    except Exception:  # an odd id, a broken cache: treat as not cached
+        cached = False
+    if cached:
+        return None
+    if _hub_offline() or not _hub_reachable():
+        import difflib
+
+        twin = f" Its stand-in is 'standin:{where}'." if where in standins.ARCHITECTURES else ""
+        close = difflib.get_close_matches(where, [*NAMED_MODELS, *standins.ARCHITECTURES], n=1, cutoff=0.75)
+        twin += f" Did you mean {close[0]!r}?" if close and close[0] != where else ""
+        return (
+            f"{where!r} is not a known model name nor a local folder, and it is not in the Hugging Face cache while "
+            f"the hub is unreachable or offline (HF_HUB_OFFLINE); copy the model into a folder and pass the folder.{twin} "
+            + _offline_choices()
+        )
+    return None
 
 
 def check_safetensors(path: str | os.PathLike) -> None:

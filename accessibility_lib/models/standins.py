@@ -33,7 +33,7 @@ special ids) and tokenizer length; d and |V| agree with the authors' model list
 :func:`n_params` with the published totals.
 
 Example:
-    >>> from accessibility_lib.models.standins import build_standin
+    >>> from accessibility_lib.models.standin_build import build_standin
     >>> model, tok = build_standin("standin:EleutherAI/pythia-160m")
     >>> model.get_output_embeddings().weight.shape[0], len(tok), model.config.hidden_size
     (50304, 50277, 48)

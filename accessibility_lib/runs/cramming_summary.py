@@ -29,6 +29,7 @@ class UnitSummary:
             near 1 says the budget, not the model, ended them).
         token_steps: forward+backward token-steps behind the outcomes; seconds: wall time when finished.
         budget_label: e.g. "300 steps (no patience), paper".
+        n_targets: targets at the lengths that pin the crossing (10 or 20).
     """
 
     uid: str
@@ -50,6 +51,7 @@ class UnitSummary:
     failures_at_cap: int = 0
     token_steps: int = 0
     budget_label: str = ""
+    n_targets: int = 10
 
     @property
     def cap_share(self) -> float:
@@ -124,6 +126,7 @@ def summarize(artifact: dict) -> list[UnitSummary]:
                 if not progressive
                 else 0,
                 unit.budget_label,
+                int(u.get("n_targets", 10)),
             )
         )
     return out

@@ -1,9 +1,10 @@
-"""The declared type and range of every chapter parameter (:data:`PARAMETERS`), checked at the door.
-"""
+"""The declared type and range of every chapter parameter (:data:`PARAMETERS`), checked at the door."""
 
 from __future__ import annotations
 
-from accessibility_lib.runs.parameters import Param, device_available
+from pathlib import Path
+
+from accessibility_lib.runs.parameters import Param, ParameterError, device_available
 
 
 def _conventions() -> tuple[str, ...]:
@@ -42,10 +43,57 @@ def _corpora() -> tuple[str, ...]:
     return CORPORA
 
 
+def _loadable(name: str, value: object) -> None:
+    """Refuse a model name that cannot be loaded on this machine, in the parameter check (no weights loaded).
+
+    Raises:
+        ParameterError: naming the parameter, why the model cannot be loaded, and the offline choices.
+    """
+    from accessibility_lib.models.loading import availability_problem
+
+    problem = availability_problem(value)
+    if problem is not None:
+        raise ParameterError(f"parameter {name!r} got {value!r}, which cannot be loaded here: {problem}")
+
+
+def _hub_id_shaped(value: str) -> bool:
+    owner, sep, repo = value.partition("/")
+    ok = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+    return bool(sep and owner and repo and set(owner) <= ok and set(repo) <= ok and not owner.startswith("."))
+
+
+def known_models(*local: str):
+    """A ``validate`` for parameters that list models a chapter may skip (with a note) when they are absent.
+
+    A value (or each element of a list) must be one of ``local`` (the chapter's own names, e.g.
+    ``'random-tiny'``), a named offline model (fetched or not), a valid stand-in, an existing path, or a
+    Hugging Face hub id (``owner/name``): the chapter loads it, or skips it with the loader's reason (not
+    fetched, hub unreachable, broken folder) or shows a stored artifact. Anything else is a typo and is
+    refused here, before any work, with the offline choices listed.
+    """
+
+    def validate(name: str, value: object) -> None:
+        from accessibility_lib.models.loading import NAMED_MODELS, availability_problem
+
+        for i, v in enumerate(value if isinstance(value, list) else [value]):
+            if v in local or v in NAMED_MODELS or _hub_id_shaped(v) or Path(v).expanduser().exists():
+                continue  # the chapter loads it, or skips it with the loader's reason
+            problem = availability_problem(v)  # a stand-in name, or a bare id in the hub cache
+            if problem is None:
+                continue
+            where = f"{name}[{i}]" if isinstance(value, list) else name
+            extra = f" This parameter also takes {', '.join(repr(x) for x in local)}." if local else ""
+            raise ParameterError(f"parameter {where!r} got {v!r}, which is not a model known here: {problem}{extra}")
+
+    return validate
+
+
 _DEVICE = Param("str", validate=device_available, doc="torch device: 'cpu', 'cuda' or 'cuda:N'")
 
 
-_MODEL = Param("str", doc="a load_model name: 'nano', 'smollm2-135m', 'gemma-3-270m', a folder or a hub id")
+_MODEL = Param(
+    "str", validate=_loadable, doc="a load_model name: 'nano', 'smollm2-135m', 'gemma-3-270m', a folder or a hub id"
+)
 
 
 _EPS = Param("str", choices=_conventions, doc="ε convention, a name in precision.CONVENTIONS")
@@ -90,8 +138,10 @@ PARAMETERS: dict[str, dict[str, Param]] = {
         "seed": _SEED,
     },
     "mean_field": {
-        "model_name": Param("str", doc="'tiny', 'nano' or a GPT-NeoX name/path"),
-        "real_models": Param("list[str]", doc="shipped models of other architectures, measured as they are"),
+        "model_name": Param("str", validate=known_models("tiny"), doc="'tiny', 'nano' or a GPT-NeoX name/path"),
+        "real_models": Param(
+            "list[str]", validate=known_models(), doc="shipped models of other architectures, measured as they are"
+        ),
         "ms": Param("list[int]", minimum=1, maximum=4096, min_items=3, doc="prompt lengths of the structural sweep"),
         "n_prompts": Param("int", minimum=1, doc="random prompts per length"),
         "n_pairs": Param("int", minimum=2, doc="prompt pairs for the W_q measurement"),
@@ -101,7 +151,12 @@ PARAMETERS: dict[str, dict[str, Param]] = {
         "real_pairs": Param("int", minimum=1, doc="prompt pairs for the real models"),
     },
     "support": {
-        "models": Param("list[str]", min_items=1, doc="load_model names ('random-tiny': an untrained GPT-NeoX)"),
+        "models": Param(
+            "list[str]",
+            min_items=1,
+            validate=known_models("random-tiny"),
+            doc="load_model names ('random-tiny': an untrained GPT-NeoX, used only when listed)",
+        ),
         "n_prompts": Param("int", minimum=2, doc="prompts per length"),
         "lengths": Param("list[int]", minimum=1, min_items=1, doc="prompt lengths (tokens)"),
         "cell_samples": Param("int", minimum=100, doc="Monte Carlo points for the argmax-cell volumes"),
@@ -115,6 +170,7 @@ PARAMETERS: dict[str, dict[str, Param]] = {
         "bases": Param(
             "list[str]",
             min_items=1,
+            validate=known_models("scratch", "nano-shape", "nano-mamba-shape"),
             doc="'scratch', 'nano-shape', 'nano-mamba-shape' (from scratch) or pretrained names cut to the alphabet",
         ),
         "widths": Param("list[int]", minimum=4, doc="d_model of the scratch models"),
@@ -137,7 +193,9 @@ PARAMETERS: dict[str, dict[str, Param]] = {
         "seed": _SEED,
     },
     "precision": {
-        "models": Param("list[str]", min_items=1, doc="load_model names compared side by side"),
+        "models": Param(
+            "list[str]", min_items=1, validate=known_models(), doc="load_model names compared side by side"
+        ),
         "dtypes": Param(
             "list[str]",
             choices=("float32", "bfloat16", "float16"),

@@ -21,13 +21,26 @@ import numbers
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["Param", "ParameterError", "check", "device_available"]
+__all__ = ["Param", "ParameterError", "NoDeviceError", "check", "device_available"]
 
 _TRUE, _FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
 
 
 class ParameterError(ValueError):
     """A chapter parameter of the wrong type or outside its range; the message says what is allowed."""
+
+
+class NoDeviceError(ParameterError):
+    """A device parameter names a device this machine does not have (e.g. ``cuda`` on a CPU-only machine).
+
+    Attributes:
+        fact: the message without its advice (a caller that knows better advice, such as
+            :func:`accessibility_lib.runs.presets.resolve` for the ``paper`` preset, gives its own).
+    """
+
+    def __init__(self, fact: str, advice: str = ""):
+        super().__init__(fact + (f"; {advice}" if advice else ""))
+        self.fact = fact
 
 
 @dataclass(frozen=True)
@@ -211,12 +224,13 @@ def device_available(name: str, value: object) -> None:
         ) from None
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ParameterError(
+            raise NoDeviceError(
                 f"parameter {name!r} is {value!r}, but this machine has no CUDA device "
-                f"(torch.cuda.is_available() is False); pass -p {name} cpu"
+                "(torch.cuda.is_available() is False)",
+                f"pass -p {name} cpu",
             )
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ParameterError(
+            raise NoDeviceError(
                 f"parameter {name!r} is {value!r}, but this machine has {torch.cuda.device_count()} "
                 f"CUDA device(s) (cuda:0 .. cuda:{torch.cuda.device_count() - 1})"
             )

@@ -50,9 +50,36 @@ def resolve(chapter: str, preset: str, *, check_machine: bool = True, **override
     if unknown:
         raise ParameterError(f"{unknown} not parameter(s) of chapter {chapter!r}; known: {sorted(params)}")
     params.update({k: v for k, v in overrides.items() if v is not None})
-    params = check(PARAMETERS[chapter], params, available=check_machine)
+    try:
+        params = check(PARAMETERS[chapter], params, available=check_machine)
+    except ParameterError as exc:
+        hint = _preset_hint(chapter, preset, exc)
+        if hint:  # the preset's own way forward replaces the generic advice ("pass -p device cpu")
+            raise ParameterError(f"{str(getattr(exc, 'fact', exc)).rstrip('.')}. {hint}") from None
+        raise
     params["preset"] = preset
     return params
+
+
+def _preset_hint(chapter: str, preset: str, exc: ParameterError) -> str | None:
+    """A way forward when a machine check refuses the ``paper`` preset: its stand-in preset ``paper_tiny``.
+
+    ``-p preset paper`` on a machine without a GPU or without the paper's hub models: passing
+    ``-p device cpu`` only leads to the next refusal (the hub models), so point to ``paper_tiny``, which
+    runs the paper's code paths on tiny local stand-ins of the same architectures, on a CPU.
+    """
+    from accessibility_lib.runs.parameters import NoDeviceError
+
+    if preset != "paper" or "paper_tiny" not in PRESETS[chapter]:
+        return None
+    text = str(exc)
+    if not (isinstance(exc, NoDeviceError) or "cannot be loaded here" in text):
+        return None
+    return (
+        "The 'paper' preset needs the paper's models (from the Hugging Face hub) and a GPU. On this machine run its "
+        "stand-in preset instead, the same models' architectures as tiny random-weight models on the CPU: "
+        "-p preset paper_tiny (and no -p device); or give local copies of the models (-p model_name /path/to/folder)."
+    )
 
 
 def from_namespace(chapter: str, namespace: dict[str, Any]) -> dict[str, Any]:

@@ -1,11 +1,10 @@
-"""TODO docstring."""
+"""Checks before a sweep starts: every unit's model can be loaded here, and a Ray address answers."""
 
 from __future__ import annotations
 
 import socket
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from accessibility_lib.runs.sweep_units import SweepError, WorkUnit
 
@@ -13,45 +12,11 @@ from accessibility_lib.runs.sweep_units import SweepError, WorkUnit
 # ------------------------------------------------------------------------------------------ input checks
 def _model_problem(name: str) -> str | None:
     """Why ``name`` cannot be loaded here (None when it can), without loading any weights."""
-    from accessibility_lib.models import loading as models
-    from accessibility_lib.models import standins
+    from accessibility_lib.models.loading import availability_problem
 
     if name in ("random-tiny", "tiny", "scratch", "nano-shape"):
         return None
-    if standins.is_standin(name):
-        try:
-            standins.architecture(name)
-        except ValueError as exc:
-            return str(exc)
-        return None
-    try:
-        where, local = models._resolve(name)
-    except models.ModelNotAvailableError as exc:
-        return " ".join(str(exc).split())
-    if local:
-        weights = sorted(Path(where).glob("*.safetensors"))
-        if not weights:
-            return f"folder {where} holds no *.safetensors weights (only safetensors are loaded)"
-        try:
-            for w in weights:
-                models.check_safetensors(w)
-        except models.CorruptWeightsError as exc:
-            return str(exc)
-        return None
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = isinstance(try_to_load_from_cache(where, "config.json"), str)
-    except Exception:  # an odd id, a broken cache: treat as not cached
-        cached = False
-    if cached:
-        return None
-    if models._hub_offline() or not models._hub_reachable():
-        return (
-            f"{where!r} is not in the Hugging Face cache and the hub is unreachable or offline (HF_HUB_OFFLINE); "
-            "copy the model into a folder and pass the folder, or use its stand-in 'standin:" + where + "'"
-        )
-    return None
+    return availability_problem(name)
 
 
 def check_models(

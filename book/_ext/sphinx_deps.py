@@ -12,6 +12,12 @@ text. This extension closes both gaps, at the start of every build (Sphinx event
   ``pyproject.toml``): the content of every file is hashed (SHA-256). When the hashes differ from those the
   execution cache was filled with (recorded in ``<cache>/accessibility_deps.json``), the whole execution
   cache is cleared, so every chapter re-executes, and every page is re-read.
+- **the environment** (config ``accessibility_execution_env``, default on): the Python version and the
+  name and version of every installed distribution, as the build's Python sees them
+  (``importlib.metadata``; the chapters' kernel is this environment's ``python3``). Upgrading one package
+  within ``requirements.txt``'s ranges changes no file of the book, but its version enters the same
+  execution fingerprint, so the cache is cleared and every chapter re-executes with it (the log names
+  the package and both versions).
 - **render dependencies** (the ``bibtex_bibfiles`` plus config ``accessibility_render_deps``): when they
   differ from those of the last successful build, every page is re-read (and re-rendered from the
   execution cache, without re-executing).
@@ -24,7 +30,7 @@ Paths are relative to the book's root (Sphinx's ``srcdir``); folders are hashed 
 its appearance is a change too. When nothing changed, nothing is re-read or re-executed: a no-change build
 stays as fast as before (hashing the ~10 MB of dependencies takes a fraction of a second).
 
-Enabled in ``_config.yml`` under ``sphinx: extra_extensions``.
+Enabled in ``_config.yml`` under ``sphinx: local_extensions`` (this folder, ``book/_ext``).
 """
 
 from __future__ import annotations
@@ -83,6 +89,30 @@ def fingerprint(root: str | Path, entries: list[str]) -> dict[str, str]:
     return out
 
 
+#: prefix of the environment's entries in the execution fingerprint ("env:python", "env:pkg:<name>")
+ENV_PREFIX = "env:"
+
+
+def environment() -> dict[str, str]:
+    """The installed environment as fingerprint entries: ``{"env:python": version, "env:pkg:<name>": version}``.
+
+    Every distribution ``importlib.metadata`` finds on ``sys.path`` (``PYTHONPATH`` included), by its
+    normalised name (PEP 503); where one name is installed twice, the one found first (the one imported).
+    """
+    import importlib.metadata
+    import re
+    import sys
+
+    out = {f"{ENV_PREFIX}python": sys.version.split()[0]}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"] if dist.metadata else None
+        if not name:
+            continue
+        key = f"{ENV_PREFIX}pkg:{re.sub(r'[-_.]+', '-', name).lower()}"
+        out.setdefault(key, str(dist.version))
+    return out
+
+
 def changed_files(old: dict[str, str] | None, new: dict[str, str]) -> list[str]:
     """Paths added, removed or modified between two fingerprints (all of ``new`` when ``old`` is None)."""
     if old is None:
@@ -104,18 +134,25 @@ def _write_state(path: Path, state: dict) -> None:
     tmp.replace(path)
 
 
-def _summary(paths: list[str], limit: int = 5) -> str:
-    head = ", ".join(paths[:limit])
+def _summary(paths: list[str], limit: int = 5, old: dict | None = None, new: dict | None = None) -> str:
+    """The first ``limit`` changes in words: a path, or ``package old -> new`` for an environment entry."""
+
+    def word(p: str) -> str:
+        if p.startswith(ENV_PREFIX) and old is not None and new is not None:
+            return f"{p.removeprefix(ENV_PREFIX).removeprefix('pkg:')} {old.get(p, 'absent')} -> {new.get(p, 'absent')}"
+        return p
+
+    head = ", ".join(word(p) for p in paths[:limit])
     return head + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
 
 
 def current_fingerprints(app: Any) -> dict[str, dict[str, str]]:
     """The execution and render fingerprints of the book being built."""
     render = list(app.config.accessibility_render_deps) + list(getattr(app.config, "bibtex_bibfiles", []) or [])
-    return {
-        "execution": fingerprint(app.srcdir, list(app.config.accessibility_execution_deps)),
-        "render": fingerprint(app.srcdir, render),
-    }
+    execution = fingerprint(app.srcdir, list(app.config.accessibility_execution_deps))
+    if app.config.accessibility_execution_env:
+        execution.update(environment())
+    return {"execution": execution, "render": fingerprint(app.srcdir, render)}
 
 
 def _cache_path(app: Any) -> Path | None:
@@ -141,7 +178,8 @@ def _outdated(app: Any, env: Any, added: set, changed: set, removed: set) -> lis
             if cache.is_dir() and any(cache.iterdir()):
                 shutil.rmtree(cache)
                 logger.info(
-                    f"[deps] execution dependencies changed since the cached executions ({_summary(diff)}): "
+                    "[deps] execution dependencies changed since the cached executions "
+                    f"({_summary(diff, old=before, new=now['execution'])}): "
                     "execution cache cleared, every chapter re-executes"
                 )
             cache.mkdir(parents=True, exist_ok=True)
@@ -156,7 +194,10 @@ def _outdated(app: Any, env: Any, added: set, changed: set, removed: set) -> lis
             built.get("render"), now["render"]
         )
         if diff:
-            reread.append(f"changed since the last successful build: {_summary(diff)}")
+            was = {**(built.get("execution") or {}), **(built.get("render") or {})}
+            reread.append(
+                f"changed since the last successful build: {_summary(diff, old=was, new={**now['execution'], **now['render']})}"
+            )
     if not reread:
         return []
     logger.info(f"[deps] re-reading every page ({'; '.join(reread)})")
@@ -176,6 +217,7 @@ def _finished(app: Any, exception: Exception | None) -> None:
 
 def setup(app: Any) -> dict[str, Any]:
     app.add_config_value("accessibility_execution_deps", DEFAULT_EXECUTION_DEPS, "env", [list])
+    app.add_config_value("accessibility_execution_env", True, "env", [bool])
     app.add_config_value("accessibility_render_deps", [], "env", [list])
     app.connect("env-get-outdated", _outdated)
     app.connect("build-finished", _finished)

@@ -124,6 +124,73 @@ def test_library_bibliography_and_widget_changes_reach_the_page(tmp_path: Path) 
     assert _executions(tmp_path) == 3
 
 
+def _install_fake_package(site: Path, version: str) -> None:
+    """An installed distribution ``fakepkg`` of ``version`` in ``site`` (a folder on PYTHONPATH): the
+    dist-info that ``pip install`` writes, read by ``importlib.metadata`` as for any installed package."""
+    for old in site.glob("fakepkg-*.dist-info"):
+        shutil.rmtree(old)
+    info = site / f"fakepkg-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: fakepkg\nVersion: {version}\n")
+    (info / "RECORD").write_text("")
+    (site / "fakepkg.py").write_text("")
+
+
+@pytest.mark.slow
+def test_an_upgraded_package_re_executes_the_chapter(tmp_path: Path) -> None:
+    """Upgrading an installed package changes no file of the book, yet the page must show the new version."""
+    import os
+
+    work, site = tmp_path / "book", tmp_path / "site"
+    cell = (
+        "import importlib.metadata\n"
+        "with open('../executions.log', 'a') as fh:\n"
+        "    fh.write('executed\\n')\n"
+        "print('FAKEPKG', importlib.metadata.version('fakepkg'))\n"
+    )
+    nb = new_notebook(cells=[new_markdown_cell("# A page"), new_code_cell(cell)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    toc = "format: jb-book\nroot: book/page\n"
+    stage_book(work, toc, files={"page.ipynb": nb})
+    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+
+    _install_fake_package(site, "1.0")
+    proc = build_book(work, timeout=300, env=env)
+    _ok(proc)
+    assert _executions(work) == 1 and "FAKEPKG 1.0" in _page(work)
+    proc = build_book(work, timeout=300, env=env)  # nothing changed: served from the cache
+    _ok(proc)
+    assert _executions(work) == 1
+
+    _install_fake_package(site, "1.1")  # the upgrade: only the installed version changes
+    proc = build_book(work, timeout=300, env=env)
+    _ok(proc)
+    assert _executions(work) == 2, "a package upgrade did not re-execute the chapter"
+    assert "FAKEPKG 1.1" in _page(work) and "FAKEPKG 1.0" not in _page(work)
+    assert "fakepkg 1.0 -> 1.1" in proc.stdout  # the log names the package and both versions
+
+
+def test_the_environment_is_part_of_the_execution_fingerprint(tmp_path: Path) -> None:
+    import importlib.metadata
+    import sys
+
+    env = sphinx_deps.environment()
+    assert env["env:python"] == sys.version.split()[0]
+    assert env["env:pkg:torch"] == importlib.metadata.version("torch")
+    assert env["env:pkg:jupyter-book"] == importlib.metadata.version("jupyter-book")  # normalised names
+    _install_fake_package(tmp_path, "2.0")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        importlib.invalidate_caches()
+        assert sphinx_deps.environment()["env:pkg:fakepkg"] == "2.0"
+        _install_fake_package(tmp_path, "2.1")
+        importlib.invalidate_caches()
+        after = sphinx_deps.environment()
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert sphinx_deps.changed_files({**env, "env:pkg:fakepkg": "2.0"}, after) == ["env:pkg:fakepkg"]
+
+
 @pytest.mark.slow
 def test_a_failed_build_is_not_hidden_by_the_next_one(tmp_path: Path) -> None:
     """A build that warned (here: an unknown citation) fails again when re-run unchanged.

@@ -40,8 +40,8 @@ def test_paper_tiny_is_the_paper_preset_with_standins_and_small_sizes():
 
 
 def test_support_fallback_holds_every_length_and_a_short_model_is_refused_before_any_work(tmp_path):
-    handles, notes = support.load_available(["acme/missing-model"], "cpu", lengths=[4, 1024])
-    assert [name for name, _ in handles] == ["random-tiny"] and handles[0][1].n_ctx >= 1024  # the fallback runs
+    handles, notes = support.load_available(["acme/missing-model"], "cpu", fallback=True, lengths=[4, 1024])
+    assert [name for name, _ in handles] == ["random-tiny"] and handles[0][1].n_ctx >= 1024  # the fallback asked for
     assert any("acme/missing-model: skipped" in n for n in notes)
     store = ResultStore(tmp_path)
     res = support.analyse_model(

@@ -71,6 +71,7 @@ def test_train_and_eval_streams_never_overlap(alphabet, n):
         assert len(train | test) == alphabet**n
 
 
+@pytest.mark.slow
 def test_tiny_model_learns_to_copy(trained):
     cfg, _, model, info = trained
     assert info["reached"] and info["steps"] < cfg.max_steps

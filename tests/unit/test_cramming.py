@@ -338,6 +338,7 @@ def test_missing_artifacts_name_the_command(tmp_path):
         cramming_units.cramming_plan("nano", "huge")
 
 
+@pytest.mark.slow
 def test_artifact_round_trip_refits_exactly_and_resumes_on_a_fresh_store(tmp_path):
     """The runner's artifact holds every per-target outcome; re-fitting gives the search's own numbers, and a
     fresh store seeded from the artifact resumes without re-cramming."""

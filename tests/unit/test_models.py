@@ -351,6 +351,28 @@ def test_named_model_not_fetched_names_the_command(monkeypatch, tmp_path):
             load_model(name)
 
 
+def test_float16_overflow_is_named_with_the_dtypes_to_use():
+    """A residual stream past float16's 65,504 (Gemma-3's, from block 8) is reported as such, not as an
+    unsupported architecture: a Gemma-3 stand-in whose first block writes ~10^5 into the residual stream."""
+    h = load_model("standin:google/gemma-3-270m", dtype=torch.float16)  # small random weights: it loads
+    with torch.no_grad():  # Gemma's post-MLP norm scales the block's output: 3·10^4 overflows float16
+        h.model.model.layers[0].post_feedforward_layernorm.weight.fill_(3e4)
+    with pytest.raises(ValueError) as exc:
+        wrap_model(h.model, h.tokenizer, name="gemma-like", verify=True)
+    msg = str(exc.value)
+    assert "'gemma-like'" in msg and "overflows float16 after block 1 of 2" in msg and "65,504" in msg
+    assert "torch.bfloat16" in msg and "torch.float32" in msg
+    assert "not supported by final_embeddings" not in msg
+    wrap_model(h.model.float(), h.tokenizer, verify=True)  # the same weights in float32: no overflow, parity holds
+
+
+@pytest.mark.realmodel("gemma-3-270m")
+@pytest.mark.slow
+def test_gemma3_in_float16_names_the_overflow():
+    with pytest.raises(ValueError, match=r"overflows float16 after block \d+ of 18 .*65,504.*torch\.bfloat16"):
+        load_model("gemma-3-270m", dtype=torch.float16)
+
+
 # --- the shipped nano model and the fetched real models ---------------------------------------
 
 

@@ -58,3 +58,32 @@ def test_analyse_model_rows_and_resume(tmp_path):
     again = support.analyse_model(h, "tiny", n_prompts=8, lengths=[4, 8], cell_samples=1500, store=store)
     for method in ("voronoi_box", "argmax_region"):
         assert again.columns[method].to_dict() == r.columns[method].to_dict()
+
+
+def test_load_available_never_substitutes_an_untrained_model(monkeypatch):
+    """A model that cannot be loaded is skipped with its reason; random-tiny runs only when asked for."""
+    from accessibility_lib.models import loading
+
+    real = loading.load_model
+
+    def fake_load(name, device="cpu", dtype=torch.float32, **kw):
+        if name == "gemma-3-270m" and dtype == torch.float16:  # what load_model says for Gemma-3 in fp16
+            raise ValueError("model 'gemma-3-270m' in torch.float16: the residual stream overflows float16")
+        return real(name, device=device, dtype=dtype, **kw)
+
+    monkeypatch.setattr(loading, "load_model", fake_load)
+    handles, notes = support.load_available(["gemma-3-270m"], dtype=torch.float16, lengths=[4])
+    assert handles == []  # nothing in its place
+    assert len(notes) == 1 and notes[0].startswith("gemma-3-270m: skipped") and "overflows float16" in notes[0]
+    assert not any("random-tiny" in n for n in notes)
+
+    handles, notes = support.load_available(["acme/missing-model", "nano"], lengths=[4])
+    assert [name for name, _ in handles] == ["nano"]  # the one that loads, and only it
+    assert any(n.startswith("acme/missing-model: skipped") for n in notes)
+
+    handles, notes = support.load_available(["random-tiny"], lengths=[4])  # listed: the reader asked for it
+    assert [name for name, _ in handles] == ["random-tiny"] and notes == []
+
+    handles, notes = support.load_available(["acme/missing-model"], fallback=True, lengths=[4])  # asked for in code
+    assert [name for name, _ in handles] == ["random-tiny"]
+    assert any("UNTRAINED" in n and "instead" in n for n in notes)
