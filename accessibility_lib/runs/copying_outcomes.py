@@ -115,20 +115,25 @@ def load_artifact(path: str | os.PathLike) -> dict | None:
 def write_artifact(path: str | os.PathLike, header: dict, label: str | None = None, record: dict | None = None) -> dict:
     """Update the artifact at ``path`` and rewrite it atomically: ``header``'s entries (settings, provenance,
     plan, status) replace the top-level entries of the same names, and ``record`` (when given) is stored under
-    ``runs[label]``. Runs another process added meanwhile are kept (the file is re-read just before writing).
+    ``runs[label]``. Runs another process added meanwhile are kept (the file is re-read under an exclusive lock
+    on ``.<name>.lock`` beside it).
 
     Returns:
         The artifact as written.
     """
     from accessibility_lib.ground.results import dumps
 
+    import fcntl
+
     path = Path(path)
-    art = load_artifact(path) or {}
-    art.update(header)
-    if record is not None:
-        art.setdefault("runs", {})[label] = record
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(dumps(art, indent=1) + "\n")
-    os.replace(tmp, path)
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two writers (a study split over processes) never lose each other's runs
+        art = load_artifact(path) or {}
+        art.update(header)
+        if record is not None:
+            art.setdefault("runs", {})[label] = record
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(dumps(art, indent=1) + "\n")
+        os.replace(tmp, path)
     return art

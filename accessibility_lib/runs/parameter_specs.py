@@ -189,6 +189,9 @@ PARAMETERS: dict[str, dict[str, Param]] = {
         "check_every": Param("int", minimum=1, doc="steps between accuracy checks"),
         "eval_lengths": Param("list[int]", minimum=1, min_items=2, doc="string lengths evaluated"),
         "n_strings": Param("int", minimum=1, doc="held-out strings per length"),
+        "from_artifact": Param(
+            "bool", doc="show the runs of book/data/copying/study.json and skip those it lacks (no training)"
+        ),
         "device": _DEVICE,
         "seed": _SEED,
     },

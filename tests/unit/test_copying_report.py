@@ -1,0 +1,95 @@
+"""Chapter 6's study in words and numbers: artifacts, cliff phrasing, and Cor 4.10 at the measured cliffs."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from accessibility_lib.experiments import cliffs
+from accessibility_lib.runs import copying_outcomes as CO
+from accessibility_lib.runs import copying_report as R
+from accessibility_lib.runs import presets
+from accessibility_lib.runs.work import copying_runs
+from accessibility_lib.theory import precision
+
+N = np.array([2, 4, 6, 7, 8, 9, 10, 11, 12, 14])
+
+
+def _run(label, counts, base="scratch", L=8):
+    return {"label": label, "cliff": cliffs.locate_cliff(N, counts, 50), "cfg": None, "base": base, "L": L}
+
+
+def test_cliffs_are_phrased_as_the_data_allow():
+    step = cliffs.locate_cliff(N, 50 * (N <= 8), 50)
+    assert R.describe_cliff(step) == "a step between 8 and 9" and R.cliff_position(step) == "8–9 (step)"
+    fall = cliffs.locate_cliff(N, [50, 50, 50, 50, 48, 30, 5, 0, 0, 0], 50)
+    assert R.describe_cliff(fall).startswith("a fall, n50 = 9.") and "R² = " in R.describe_cliff(fall)
+    assert R.cliff_position(cliffs.locate_cliff(N, np.full(10, 50), 50)) == "> 14"
+    assert R.cliff_position(cliffs.locate_cliff(N, np.zeros(10), 50)) == "< 2"
+    a, b = _run("L = 8", 50 * (N <= 8)), _run("L = 11", 50 * (N <= 11))
+    assert R.describe_move(a, b).startswith("the cliff moved out: a step between 8 and 9 (L = 8)")
+    assert R.describe_move(b, a).startswith("the cliff moved in")
+    same = R.describe_move(a, _run("d = 64", 50 * (N <= 8)))
+    assert same.startswith("the same step between 8 and 9") and "8.5" not in same
+
+
+def test_cor_4_10_at_a_cliff_is_vacuous_and_the_numbers_invert():
+    """n* at the model's ε is far beyond the cliff; at ratio_needed it is the cliff; at 2r/ε = 1 it is the
+    coarsest n*, which a falsifying test must reach: only widths up to widest_testable get there."""
+    step = cliffs.locate_cliff(N, 50 * (N <= 8), 50)
+    rec = {"d_model": 64, "r": 8.0, "r_inf": 2.0}
+    m = R.mean_field_at_cliff(rec, step, 26, precision.L2_FP16)
+    assert m["cliff"] == 8.5 and m["ratio"] == pytest.approx(2**12 * 8.0 / 2.0)
+    assert m["orders"] == pytest.approx(m["log10_nstar"] - math.log10(8.5)) and m["orders"] > 100
+    assert 10 ** cliffs.mean_field_cliff_log10(64, m["ratio_needed"] / 2, 1.0, 26) == pytest.approx(8.5, rel=1e-6)
+    assert m["ratio_needed"] < 1  # ε wider than the ball's diameter: a model that tells no two prompts apart
+    assert m["coarsest_log10"] == pytest.approx(cliffs.mean_field_cliff_log10(64, 0.5, 1.0, 26))
+    for n in (8, 30, 1000):
+        d = R.widest_testable(n, 26)
+        assert R.coarsest_nstar_log10(d, 26) <= math.log10(n) < R.coarsest_nstar_log10(d + 1, 26)
+    assert R.widest_testable(30, 26) == 5 and R.widest_testable(1.0, 26) == 0
+    beyond = cliffs.locate_cliff(N, np.full(10, 50), 50)  # beyond every length: compared at its finite end
+    assert R.mean_field_at_cliff(rec, beyond, 26, precision.L2_FP16)["cliff"] == 14
+    with pytest.raises(ValueError, match="positive length"):
+        R.widest_testable(0, 26)
+    with pytest.raises(ValueError, match="alphabet_size"):
+        R.coarsest_nstar_log10(8, 1)
+
+
+def _record(cfg, params, label):
+    ev = {
+        "length": params["eval_lengths"],
+        "exact": [50 if n <= cfg.train_max_len else 0 for n in params["eval_lengths"]],
+    }
+    return {"label": label, "config": cfg.key(), "eval_params": CO.eval_params(params), "eval": ev}
+
+
+def test_the_chapter_shows_only_artifact_runs_of_its_exact_config(tmp_path):
+    params = presets.resolve("copying", "smoke", check_machine=False)
+    (l0, c0), (l1, c1) = copying_runs(params)[:2]
+    path = tmp_path / "study.json"
+    CO.write_artifact(path, {"preset": "smoke"}, l0, _record(c0, params, l0))
+    runs, missing = R.gather_runs(params, store=None, artifact=CO.load_artifact(path), compute=False)
+    assert [r["label"] for r in runs] == [l0] and l1 in missing and runs[0]["source"] == "artifact"
+    assert runs[0]["cliff"].kind == "step" and runs[0]["cliff"].low == c0.train_max_len
+    # another evaluation (or a changed training setting) is another run: not shown from the artifact
+    other = {**params, "n_strings": params["n_strings"] + 1}
+    assert R.gather_runs(other, None, CO.load_artifact(path), compute=False)[0] == []
+
+
+def test_concurrent_writers_keep_each_others_runs(tmp_path):
+    path = tmp_path / "a.json"
+
+    def write(i):
+        for j in range(20):
+            CO.write_artifact(path, {"status": "x"}, f"run {i}-{j}", {"i": i, "j": j})
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(CO.load_artifact(path)["runs"]) == 60
