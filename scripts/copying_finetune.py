@@ -1,7 +1,7 @@
 """Fine-tune one pretrained base on the copy task x|x as the paper does (§5), resumably, into book/data/copying/.
 
-    nohup env PYTHONPATH=. .venv/bin/python scripts/copying_finetune.py --base smollm2-135m \\
-        > results/copying_smollm2-135m.log 2>&1 &
+    nice -n 15 nohup env PYTHONPATH=. .venv/bin/python scripts/copying_finetune.py --base smollm2-135m \\
+        --threads 1 --checkpoint-every 50 > results/copying_smollm2-135m.log 2>&1 &
 
 The base's input embedding and output head are cut to the task's |V| + 4 rows (the 26 letters a–z and
 start, separator, end, pad, as the replication code cuts Pythia to 30 rows) and the whole model is fine-tuned
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             "status": status,
             "settings": cfg.key(),
             "eval_params": EVAL,
-            "resume_command": f"nohup {command} > results/copying_{args.base.split('/')[-1]}.log 2>&1 &",
+            "resume_command": f"nice -n 15 nohup {command} > results/copying_{args.base.split('/')[-1]}.log 2>&1 &",
             "provenance": {"command": command, "commit": git_commit(), "machine": machine_text(args.threads),
                            "started": started or now_utc(), "updated": now_utc(), "results_root": str(store.root)},
         }  # fmt: skip
