@@ -93,3 +93,34 @@ def test_concurrent_writers_keep_each_others_runs(tmp_path):
     for t in threads:
         t.join()
     assert len(CO.load_artifact(path)["runs"]) == 60
+
+
+def test_plots_draw_a_step_as_its_band_and_a_fall_as_its_fit():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from accessibility_lib.experiments.copying import wilson_interval
+    from accessibility_lib.figures import copying_plots
+
+    def rec(counts):
+        lo, hi = wilson_interval(np.asarray(counts), 50)
+        p = np.asarray(counts) / 50
+        return {"label": "x", "eval": {"length": N, "exact_rate": p, "ci_low": lo, "ci_high": hi, "char_acc": p}}
+
+    fig, (a1, a2, a3) = plt.subplots(1, 3)
+    step_counts, fall_counts = 50 * (N <= 8), [50, 50, 50, 50, 48, 30, 5, 0, 0, 0]
+    copying_plots.exact_panel(a1, rec(step_counts), cliffs.locate_cliff(N, step_counts, 50), 8, "C0")
+    copying_plots.exact_panel(a2, rec(fall_counts), cliffs.locate_cliff(N, fall_counts, 50), 8, "C1")
+    labels1, labels2 = a1.get_legend_handles_labels()[1], a2.get_legend_handles_labels()[1]
+    assert any("step" in s for s in labels1) and not any("logistic" in s for s in labels1)
+    assert any("logistic" in s for s in labels2) and not any("step" in s for s in labels2)
+    series = [("a", [(4, cliffs.locate_cliff(N, step_counts, 50))]), ("b", [(4, cliffs.locate_cliff(N, step_counts, 50))]),
+              ("c", [(8, cliffs.locate_cliff(N, np.full(10, 50), 50))])]  # fmt: skip
+    copying_plots.cliff_against(a3, series, ["C0", "C1", "C2"], spread=0.5)
+    x_of = {line.get_label(): float(line.get_xdata()[0]) for line in a3.get_lines()}
+    assert x_of["a"] == pytest.approx(3.75) and x_of["b"] == pytest.approx(4.0)  # equal ranges side by side
+    arrows = [c for c in a3.get_children() if type(c).__name__ == "Annotation"]
+    assert len(arrows) == 1 and x_of["c"] == pytest.approx(8.25)  # "beyond": an arrow up from the longest length
+    plt.close(fig)
