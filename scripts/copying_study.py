@@ -7,7 +7,8 @@ The runs are :func:`accessibility_lib.runs.work.copying_runs` of the preset's ch
 widths from scratch, and the length sweep), each made by :func:`accessibility_lib.runs.copying_outcomes.copying_outcome`
 (the same function the chapter calls). Each finished run is added to the artifact at once, so a killed study
 loses only the run in progress, and a re-run skips every run the artifact already holds for the same config and
-evaluation; trained weights stay in the result store (``$ACCESSIBILITY_RESULTS`` or ./results). Chapter 6 shows
+evaluation, and a run killed mid-training resumes from its last checkpoint (``--checkpoint-every`` steps, in
+the result store); trained weights stay in the result store (``$ACCESSIBILITY_RESULTS`` or ./results). Chapter 6 shows
 an artifact's run only when its config key and evaluation parameters are exactly the chapter's.
 """
 
@@ -29,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", nargs="*", default=None, help="run only labels containing one of these strings")
     ap.add_argument("--out", default=None, help="artifact path (default book/data/copying/study.json)")
+    ap.add_argument("--checkpoint-every", type=int, default=100, help="steps between checkpoints (resume after a kill)")
     args = ap.parse_args(argv)
 
     import torch
@@ -47,14 +49,15 @@ def main(argv: list[str] | None = None) -> int:
                                                *(argv if argv is not None else sys.argv[1:])])  # fmt: skip
     runs = copying_runs(params)
     runs = [r for r in runs if args.only is None or any(s in r[0] for s in args.only)]
-    runs.sort(key=lambda r: (_ORDER.get(r[1].base, 5), r[1].train_max_len, r[1].d_model))
+    first = params["train_max_len"]  # every model at the common training length first, then the sweeps
+    runs.sort(key=lambda r: (r[1].train_max_len != first, _ORDER.get(r[1].base, 5), r[1].train_max_len, r[1].d_model))
     for label, cfg in runs:
         if CO.find_outcome(CO.load_artifact(out), cfg, params) is not None:
             print(f"[{now_utc()}] {label}: in the artifact already", flush=True)
             continue
         t0 = time.time()
         rec = CO.copying_outcome(label, cfg, params, store, params["device"], show_progress=False,
-                                 threads=args.threads)  # fmt: skip
+                                 threads=args.threads, checkpoint_every=args.checkpoint_every)  # fmt: skip
         rec["provenance"] = {"command": command, "commit": git_commit(), "machine": machine_text(args.threads),
                              "date": now_utc(), "wall_seconds": round(time.time() - t0, 1)}  # fmt: skip
         header = {"preset": args.preset, "params": {k: v for k, v in params.items() if k != "device"}}

@@ -244,7 +244,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "train_min_len": 1,
             "train_max_len": 8,
             "sweep_lens": [4, 8, 12],
-            "sweep_bases": ["nano", "nano-shape"],
+            "sweep_bases": ["nano", "nano-shape", "scratch"],
             "batch_size": 32,
             "lr": 3e-3,
             "finetune_lr": 1e-3,
