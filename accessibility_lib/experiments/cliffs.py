@@ -198,7 +198,9 @@ def locate_cliff(lengths, exact, n_strings: int) -> CliffEstimate:
 
     A sigmoid is fitted (binomial maximum likelihood, :func:`~accessibility_lib.experiments.fitting.fit_sigmoid`)
     only when the fall has at least one tested length with an intermediate rate: on a step it would only
-    restate the bracket with an arbitrary steepness.
+    restate the bracket with an arbitrary steepness. A step is every tested length below the first length at 0
+    copied at a rate of at least :data:`NEAR_FULL` (a :attr:`CliffData.is_step`, or the same with the last length
+    before the fall at, say, 49 of 50): its bracket is [the longest of those lengths, the first length at 0].
 
     Args:
         lengths: (L,) tested string lengths (symbols), distinct.
@@ -216,8 +218,11 @@ def locate_cliff(lengths, exact, n_strings: int) -> CliffEstimate:
         raise ValueError(f"exact counts must lie in [0, n_strings = {n_strings}], got [{k.min()}, {k.max()}]")
     data = cliff_data(lengths, k / n_strings, n_strings)
     inf = math.inf
-    if data.is_step:
-        return CliffEstimate("step", float(data.last_full), float(data.first_zero), None, None, None, None, data)
+    if data.first_zero is not None and data.first_zero > data.lengths.min():
+        before = data.lengths < data.first_zero
+        if np.all(data.rates[before] >= NEAR_FULL):  # from ≥ 90 % straight to 0: no tested length in the fall
+            lo = float(data.lengths[before].max())
+            return CliffEstimate("step", lo, float(data.first_zero), None, None, None, None, data)
     if data.n_intermediate > 0:
         fit = fit_sigmoid(data.lengths, data.rates, n_trials=np.full(data.lengths.size, n_strings))
         if fit.ok:

@@ -298,6 +298,10 @@ def test_compare_cliffs_never_reports_a_move_the_data_cannot_show():
     # a dip below the cliff is no clean cliff: no fit, the range runs from the last full length to the first zero
     odd = cliffs.locate_cliff(n, [50, 20, 50, 50, 50, 0, 0, 0, 0, 0], 50)
     assert odd.kind == "irregular" and odd.fit is None and (odd.low, odd.high) == (8, 9)
+    # 49 of 50 at the last length before the first 0 is no fall to fit: a step from >= 90 % straight to 0
+    near = cliffs.locate_cliff(n, [50, 50, 46, 50, 49, 0, 0, 0, 0, 0], 50)
+    assert near.kind == "step" and (near.low, near.high) == (8, 9) and near.fit is None
+    assert cliffs.locate_cliff(n, [50, 50, 46, 50, 40, 0, 0, 0, 0, 0], 50).kind == "fall"  # 80 %: a rate in the fall
     with pytest.raises(ValueError, match="exact counts"):
         cliffs.locate_cliff(n, np.full(10, 51), 50)
 
