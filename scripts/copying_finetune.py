@@ -76,8 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else CO.COPYING_DATA / f"finetune_{args.base.replace('/', '_')}.json"
     store = default_store()
     label = f"{args.base.split('/')[-1]} (fine-tuned), n ≤ {cfg.train_max_len}"
-    command = " ".join(shlex.quote(a) for a in ["env PYTHONPATH=. .venv/bin/python", "scripts/copying_finetune.py",
-                                               *(argv if argv is not None else sys.argv[1:])])  # fmt: skip
+    args_text = " ".join(
+        shlex.quote(a) for a in ["scripts/copying_finetune.py", *(argv if argv is not None else sys.argv[1:])]
+    )
+    command = f"env PYTHONPATH=. .venv/bin/python {args_text}"  # the interpreter and its environment unquoted
     old = CO.load_artifact(out) or {}
     started = old.get("provenance", {}).get("started") if old.get("settings") == cfg.key() else None
     t_session = time.time()

@@ -45,8 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     params = presets.resolve("copying", args.preset)
     out = args.out or CO.STUDY_ARTIFACT
     store = default_store()
-    command = " ".join(shlex.quote(a) for a in ["env PYTHONPATH=. .venv/bin/python", "scripts/copying_study.py",
-                                               *(argv if argv is not None else sys.argv[1:])])  # fmt: skip
+    args_text = " ".join(
+        shlex.quote(a) for a in ["scripts/copying_study.py", *(argv if argv is not None else sys.argv[1:])]
+    )
+    command = f"env PYTHONPATH=. .venv/bin/python {args_text}"  # the interpreter and its environment unquoted
     runs = copying_runs(params)
     runs = [r for r in runs if args.only is None or any(s in r[0] for s in args.only)]
     first = params["train_max_len"]  # every model at the common training length first, then the sweeps
