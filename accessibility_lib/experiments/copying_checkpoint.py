@@ -116,4 +116,3 @@ def load_checkpoint(folder: Path, key_hash: str, model, opt, sched, rngs: dict) 
 def remove_checkpoint(folder: Path) -> None:
     """Delete a finished run's checkpoint folder (no error if there is none)."""
     shutil.rmtree(folder, ignore_errors=True)
-
