@@ -170,7 +170,7 @@ def test_an_upgraded_package_re_executes_the_chapter(tmp_path: Path) -> None:
     assert "fakepkg 1.0 -> 1.1" in proc.stdout  # the log names the package and both versions
 
 
-def test_the_environment_is_part_of_the_execution_fingerprint(tmp_path: Path) -> None:
+def test_the_environment_is_part_of_the_execution_fingerprint(tmp_path: Path, monkeypatch) -> None:
     import importlib.metadata
     import sys
 
@@ -179,15 +179,12 @@ def test_the_environment_is_part_of_the_execution_fingerprint(tmp_path: Path) ->
     assert env["env:pkg:torch"] == importlib.metadata.version("torch")
     assert env["env:pkg:jupyter-book"] == importlib.metadata.version("jupyter-book")  # normalised names
     _install_fake_package(tmp_path, "2.0")
-    sys.path.insert(0, str(tmp_path))
-    try:
-        importlib.invalidate_caches()
-        assert sphinx_deps.environment()["env:pkg:fakepkg"] == "2.0"
-        _install_fake_package(tmp_path, "2.1")
-        importlib.invalidate_caches()
-        after = sphinx_deps.environment()
-    finally:
-        sys.path.remove(str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))  # undone after the test
+    importlib.invalidate_caches()
+    assert sphinx_deps.environment()["env:pkg:fakepkg"] == "2.0"
+    _install_fake_package(tmp_path, "2.1")
+    importlib.invalidate_caches()
+    after = sphinx_deps.environment()
     assert sphinx_deps.changed_files({**env, "env:pkg:fakepkg": "2.0"}, after) == ["env:pkg:fakepkg"]
 
 

@@ -332,14 +332,20 @@ def test_no_safetensors_and_not_a_model_folder(folder, tmp_path):
         load_model(str(tmp_path))
 
 
-def test_unknown_name_offline_lists_choices(monkeypatch):
+def test_unknown_name_offline_lists_choices(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("ACCESSIBILITY_CACHE", str(tmp_path))  # nothing fetched: the message says how to fetch
     with pytest.raises(ModelNotAvailableError) as exc:
         load_model("no-such-org/no-such-model")
     msg = str(exc.value)
     assert "unreachable or offline" in msg
     for choice in ("'nano'", "smollm2-135m", "gemma-3-270m", "python -m accessibility_lib fetch", "local folder"):
         assert choice in msg
+    (tmp_path / "smollm2-135m").mkdir()
+    (tmp_path / "smollm2-135m" / "config.json").write_text("{}")
+    with pytest.raises(ModelNotAvailableError) as exc:
+        load_model("no-such-org/no-such-model")
+    assert "'smollm2-135m' (fetched)" in str(exc.value) and "'gemma-3-270m' (not fetched yet" in str(exc.value)
     with pytest.raises(ValueError, match="dtype"):
         load_model("nano", dtype=torch.int32)
 
