@@ -19,7 +19,7 @@ import numpy as np
 
 from accessibility_lib.ground.paths import BOOK_DATA
 
-__all__ = ["COPYING_DATA", "STUDY_ARTIFACT", "SMOLLM2_STEP_SECONDS", "copying_outcome", "eval_params", "find_outcome", "load_artifact",
+__all__ = ["COPYING_DATA", "STUDY_ARTIFACT", "SMOLLM2_STEP_SECONDS", "copying_outcome", "outcome_record", "eval_params", "find_outcome", "load_artifact",
            "write_artifact", "loss_curve"]  # fmt: skip
 
 #: Why SmolLM2-135M is fine-tuned whole rather than with LoRA (chapter 6): seconds per training step on the
@@ -68,10 +68,19 @@ def copying_outcome(label: str, cfg, params: dict, store, device: str = "cpu", *
         :func:`~accessibility_lib.experiments.copying.evaluate_copying` as lists; r = max ‖h‖₂ and r∞ = max |h_i|
         over 32 held-out strings of the longest training length.
     """
-    from accessibility_lib.experiments import copying, copying_model
     from accessibility_lib.runs.work import run_copying
 
     model, info, res = run_copying(cfg, params, store, device, **train_options)
+    out = outcome_record(label, cfg, params, model, info, res)
+    del model
+    return out
+
+
+def outcome_record(label: str, cfg, params: dict, model, info: dict, res: dict) -> dict:
+    """The outcome record of a run :func:`~accessibility_lib.runs.work.run_copying` has trained and evaluated
+    (``model, info, res`` are what it returns); the fields are those of :func:`copying_outcome`."""
+    from accessibility_lib.experiments import copying, copying_model
+
     task = copying.CopyTask(cfg.alphabet_size)
     h = copying_model.final_embeddings(model, task, [cfg.train_max_len], n_strings=32, seed=params["seed"])  # (N, d)
     out = {
@@ -95,7 +104,6 @@ def copying_outcome(label: str, cfg, params: dict, store, device: str = "cpu", *
         "r": float(np.linalg.norm(h, axis=1).max()),
         "r_inf": float(np.abs(h).max()),
     }
-    del model
     return out
 
 

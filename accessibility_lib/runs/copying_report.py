@@ -17,14 +17,16 @@ __all__ = ["gather_runs", "describe_cliff", "cliff_position", "describe_move", "
            "widest_testable"]  # fmt: skip
 
 
-def gather_runs(params: dict, store, artifact: dict | None, compute: bool) -> tuple[list[dict], list[str]]:
+def gather_runs(units, params: dict, artifact: dict | None, compute=None) -> tuple[list[dict], list[str]]:
     """Chapter 6's runs with their outcomes and cliffs, in the chapter's order.
 
     Args:
+        units: ``(label, TrainConfig)`` pairs, :func:`~accessibility_lib.runs.work.copying_runs` of ``params``.
         params: the chapter's parameters (:func:`~accessibility_lib.runs.presets.resolve` of ``"copying"``).
-        store: the result store runs are trained into (only used when ``compute``).
         artifact: the study artifact (:func:`~accessibility_lib.runs.copying_outcomes.load_artifact`), or None.
-        compute: train and evaluate every run the artifact lacks (False: list it as missing instead).
+        compute: ``compute(label, cfg) -> outcome record`` for a run the artifact lacks (the chapter passes
+            :func:`~accessibility_lib.runs.work.run_copying` followed by
+            :func:`~accessibility_lib.runs.copying_outcomes.outcome_record`); None lists it as missing instead.
 
     Returns:
         ``(runs, missing)``: ``runs`` one dict per available run, with ``label``, ``cfg`` (its
@@ -34,13 +36,12 @@ def gather_runs(params: dict, store, artifact: dict | None, compute: bool) -> tu
         the labels of the runs neither found nor computed.
     """
     from accessibility_lib.runs import copying_outcomes as CO
-    from accessibility_lib.runs.work import copying_runs
 
     runs, missing = [], []
-    for label, cfg in copying_runs(params):
+    for label, cfg in units:
         rec, source = CO.find_outcome(artifact, cfg, params), "artifact"
-        if rec is None and compute:
-            rec, source = CO.copying_outcome(label, cfg, params, store, params["device"]), "computed"
+        if rec is None and compute is not None:
+            rec, source = compute(label, cfg), "computed"
         if rec is None:
             missing.append(label)
             continue

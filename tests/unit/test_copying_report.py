@@ -72,12 +72,17 @@ def test_the_chapter_shows_only_artifact_runs_of_its_exact_config(tmp_path):
     (l0, c0), (l1, c1) = copying_runs(params)[:2]
     path = tmp_path / "study.json"
     CO.write_artifact(path, {"preset": "smoke"}, l0, _record(c0, params, l0))
-    runs, missing = R.gather_runs(params, store=None, artifact=CO.load_artifact(path), compute=False)
+    runs, missing = R.gather_runs(copying_runs(params), params, CO.load_artifact(path))
     assert [r["label"] for r in runs] == [l0] and l1 in missing and runs[0]["source"] == "artifact"
     assert runs[0]["cliff"].kind == "step" and runs[0]["cliff"].low == c0.train_max_len
     # another evaluation (or a changed training setting) is another run: not shown from the artifact
     other = {**params, "n_strings": params["n_strings"] + 1}
-    assert R.gather_runs(other, None, CO.load_artifact(path), compute=False)[0] == []
+    assert R.gather_runs(copying_runs(other), other, CO.load_artifact(path))[0] == []
+    # what the artifact lacks is computed when the chapter passes a compute function, and only that
+    asked = []
+    runs, missing = R.gather_runs(copying_runs(params), params, CO.load_artifact(path),
+                                  compute=lambda label, cfg: asked.append(label) or _record(cfg, params, label))  # fmt: skip
+    assert missing == [] and l0 not in asked and l1 in asked and {r["source"] for r in runs} == {"artifact", "computed"}
 
 
 def test_concurrent_writers_keep_each_others_runs(tmp_path):
