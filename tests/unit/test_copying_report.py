@@ -129,3 +129,29 @@ def test_plots_draw_a_step_as_its_band_and_a_fall_as_its_fit():
     arrows = [c for c in a3.get_children() if type(c).__name__ == "Annotation"]
     assert len(arrows) == 1 and x_of["c"] == pytest.approx(8.25)  # "beyond": an arrow up from the longest length
     plt.close(fig)
+
+
+def test_the_finetune_script_writes_a_resumable_record(tmp_path):
+    """scripts/copying_finetune.py on the small pretrained nano: the record names its command, steps, wall time and
+    training accuracy while training (at each checkpoint) and the evaluated outcome when done."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from accessibility_lib.ground.paths import REPO_ROOT
+
+    out = tmp_path / "finetune_nano.json"
+    env = {**os.environ, "ACCESSIBILITY_RESULTS": str(tmp_path / "store"), "PYTHONPATH": str(REPO_ROOT)}
+    cmd = [sys.executable, str(REPO_ROOT / "scripts" / "copying_finetune.py"), "--base", "nano", "--max-steps", "4",
+           "--checkpoint-every", "2", "--out", str(out)]  # fmt: skip
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "step 2/4" in proc.stdout  # a checkpoint (and a partial record) before the end
+    art = json.loads(out.read_text())
+    assert art["status"] == "done" and art["settings"]["max_steps"] == 4 and art["progress"]["step"] == 4
+    assert art["provenance"]["command"].startswith("env PYTHONPATH=. .venv/bin/python scripts/copying_finetune.py")
+    assert "--checkpoint-every 2" in art["resume_command"] and art["progress"]["seconds"] > 0
+    (rec,) = art["runs"].values()
+    assert rec["train"]["steps"] == 4 and len(rec["eval"]["exact"]) == len(art["eval_params"]["eval_lengths"])
+    assert not list((tmp_path / "store").rglob("*.ckpt"))  # the checkpoint goes once the run is stored
