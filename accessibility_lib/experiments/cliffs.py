@@ -1,8 +1,10 @@
 """Copying cliffs: where exact-match copying falls from 1 to 0, as a step or as a resolved fall.
 
-:func:`cliff_data` finds the last length copied (nearly) always and the first copied never; a sigmoid is
-fitted only where the fall has intermediate rates, and a step is reported as a step with its bracket.
-:func:`mean_field_cliff_log10` is the length Cor 4.10 puts the cliff at, in log10 tokens.
+:func:`cliff_data` finds the last length copied (nearly) always and the first copied never;
+:func:`locate_cliff` fits a sigmoid only where the fall has intermediate rates and reports a step as a step
+with its bracket; :func:`compare_cliffs` says whether two cliffs moved, as structured data (the chapter
+phrases it). :func:`mean_field_cliff_log10` is the length Cor 4.10 puts the cliff at, in log10 symbols, and
+:func:`mean_field_ratio_for_cliff` the precision at which it would sit at a measured cliff.
 """
 
 from __future__ import annotations
@@ -154,50 +156,159 @@ def _fall_mask(n: np.ndarray, last_full: int | None, first_zero: int | None) -> 
     return lo & hi
 
 
-def cliff_interval(fit) -> tuple[float, float]:
-    """The range of n50 the data allow, from a :class:`~accessibility_lib.experiments.fitting.SigmoidFit`.
+@dataclass(frozen=True)
+class CliffEstimate:
+    """Where a copying cliff is, as far as the data say (:func:`locate_cliff`).
 
-    A fitted crossing gives its interval (its point when no interval was computed); a one-sided result
-    ``n50 ≥ b`` gives [b, ∞), ``n50 ≤ b`` gives (−∞, b]; no crossing gives (−∞, ∞).
+    Attributes:
+        kind: ``"step"`` (rates 1 then 0 with no tested length in between: only a bracket), ``"fall"`` (a fall
+            through intermediate rates, with a fitted logistic), ``"beyond"`` (every tested length copied at
+            least half of the time), ``"below"`` (none), or ``"irregular"`` (no clean cliff, no fit).
+        low, high: the range of the cliff position the data allow (symbols): a step's bracket
+            [last length at 1, first length at 0]; a fall's 95 % profile-likelihood interval on n50; [longest
+            tested, ∞) for ``"beyond"``, (−∞, shortest tested] for ``"below"``; for ``"irregular"`` the lengths
+            between the last at 1 and the first from which all are 0 (±∞ where missing).
+        n50, steepness, r_squared: the fitted logistic's 50 % length (symbols), slope k (per symbol) and R², for
+            a ``"fall"`` only (None otherwise: a step has no steepness, and a sigmoid fitted to it has R² = 1 by
+            construction).
+        fit: the :class:`~accessibility_lib.experiments.fitting.SigmoidFit` (fall only) or None.
+        data: the :class:`CliffData` behind it.
     """
-    if fit.ok:
-        lo, hi = fit.ci
-        return (float(lo), float(hi)) if np.isfinite(lo) and np.isfinite(hi) else (fit.n50, fit.n50)
-    if fit.bound is not None:
-        return (fit.bound[1], math.inf) if fit.bound[0] == ">=" else (-math.inf, fit.bound[1])
-    return (-math.inf, math.inf)
+
+    kind: str
+    low: float
+    high: float
+    n50: float | None
+    steepness: float | None
+    r_squared: float | None
+    fit: object | None
+    data: CliffData
+
+    @property
+    def centre(self) -> float:
+        """A point to plot: n50 for a fall, the middle of a finite range, else its finite end (NaN if none)."""
+        if self.n50 is not None:
+            return self.n50
+        finite = [v for v in (self.low, self.high) if math.isfinite(v)]
+        return sum(finite) / len(finite) if finite else math.nan
 
 
-def _cliff_text(fit, cliff: CliffData | None) -> str:
-    if cliff is not None and cliff.is_step:
-        return f"a step between {cliff.last_full} and {cliff.first_zero}"
-    return f"n50 = {fit.describe(1)}" if fit.ok else fit.describe(1)
+def locate_cliff(lengths, exact, n_strings: int) -> CliffEstimate:
+    """Locate the copying cliff in exact-match counts: a step's bracket, or a logistic fitted to a fall.
 
-
-def compare_cliffs(fit_a, fit_b, label_a: str, label_b: str, cliff_a=None, cliff_b=None) -> str:
-    """Whether the cliff moved between two settings, said only as far as the data show it.
-
-    Compares the ranges of :func:`cliff_interval`: disjoint ranges are a move (with its direction);
-    overlapping ranges are "no move the data can show", and two identical steps are said to be identical
-    at the resolution of the tested lengths — never "from 8.50 to 8.50".
+    A sigmoid is fitted (binomial maximum likelihood, :func:`~accessibility_lib.experiments.fitting.fit_sigmoid`)
+    only when the fall has at least one tested length with an intermediate rate: on a step it would only
+    restate the bracket with an arbitrary steepness. A step is every tested length below the first length at 0
+    copied at a rate of at least :data:`NEAR_FULL` (a :attr:`CliffData.is_step`, or the same with the last length
+    before the fall at, say, 49 of 50): its bracket is [the longest of those lengths, the first length at 0].
 
     Args:
-        fit_a, fit_b: :class:`~accessibility_lib.experiments.fitting.SigmoidFit` of the two settings.
-        label_a, label_b: their names in the sentence.
-        cliff_a, cliff_b: their :class:`CliffData` (optional; steps are then named as such).
+        lengths: (L,) tested string lengths (symbols), distinct.
+        exact: (L,) numbers of strings copied exactly, each in [0, n_strings].
+        n_strings: strings per length.
+
+    Raises:
+        ValueError: as :func:`cliff_data`, and on counts outside [0, n_strings].
     """
-    (a0, a1), (b0, b1) = cliff_interval(fit_a), cliff_interval(fit_b)
-    ta, tb = _cliff_text(fit_a, cliff_a), _cliff_text(fit_b, cliff_b)
-    if cliff_a is not None and cliff_b is not None and cliff_a.is_step and cliff_b.is_step:
-        if (cliff_a.last_full, cliff_a.first_zero) == (cliff_b.last_full, cliff_b.first_zero):
-            return (
-                f"the same step between {cliff_a.last_full} and {cliff_a.first_zero} symbols in both ({label_a}; "
-                f"{label_b}): identical at the resolution of the tested lengths; a move smaller than their "
-                "spacing cannot be seen"
-            )
-    if a1 < b0 or b1 < a0:
-        direction = "out" if b0 > a1 else "in"
-        return f"the cliff moved {direction}: {ta} ({label_a}), {tb} ({label_b}); the ranges do not overlap"
-    if not (math.isfinite(max(a0, b0)) or math.isfinite(min(a1, b1))):
-        return f"no comparison: {ta} ({label_a}), {tb} ({label_b})"
-    return f"no move the data can show: {ta} ({label_a}), {tb} ({label_b}); the ranges overlap"
+    from accessibility_lib.experiments.fitting import fit_sigmoid
+
+    n_strings = check_int("n_strings", n_strings, minimum=1)
+    k = np.asarray(exact, dtype=np.float64)
+    if np.any(k < 0) or np.any(k > n_strings):
+        raise ValueError(f"exact counts must lie in [0, n_strings = {n_strings}], got [{k.min()}, {k.max()}]")
+    data = cliff_data(lengths, k / n_strings, n_strings)
+    inf = math.inf
+    if data.first_zero is not None and data.first_zero > data.lengths.min():
+        before = data.lengths < data.first_zero
+        if np.all(data.rates[before] >= NEAR_FULL):  # from ≥ 90 % straight to 0: no tested length in the fall
+            lo = float(data.lengths[before].max())
+            return CliffEstimate("step", lo, float(data.first_zero), None, None, None, None, data)
+    if data.n_intermediate > 0:
+        fit = fit_sigmoid(data.lengths, data.rates, n_trials=np.full(data.lengths.size, n_strings))
+        if fit.ok:
+            lo, hi = fit.ci if np.all(np.isfinite(fit.ci)) else (fit.n50, fit.n50)
+            return CliffEstimate("fall", float(lo), float(hi), float(fit.n50), float(fit.steepness),
+                                 float(fit.r_squared), fit, data)  # fmt: skip
+    if np.all(data.rates >= 0.5):
+        return CliffEstimate("beyond", float(data.lengths.max()), inf, None, None, None, None, data)
+    if np.all(data.rates <= 0.5):
+        return CliffEstimate("below", -inf, float(data.lengths.min()), None, None, None, None, data)
+    lo = float(data.last_full) if data.last_full is not None else -inf
+    hi = float(data.first_zero) if data.first_zero is not None else inf
+    return CliffEstimate("irregular", lo, hi, None, None, None, None, data)
+
+
+@dataclass(frozen=True)
+class CliffComparison:
+    """Whether a cliff moved between two settings (:func:`compare_cliffs`), said only as far as the data show.
+
+    Attributes:
+        moved: ``"out"`` (b's range lies wholly above a's), ``"in"`` (wholly below), or None (the ranges overlap,
+            or one is unbounded on both sides).
+        same_step: both are steps with the same bracket: identical at the resolution of the tested lengths.
+        comparable: both ranges are bounded on at least one side (otherwise nothing can be said).
+        a, b: the two :class:`CliffEstimate`.
+    """
+
+    moved: str | None
+    same_step: bool
+    comparable: bool
+    a: CliffEstimate
+    b: CliffEstimate
+
+
+def compare_cliffs(a: CliffEstimate, b: CliffEstimate) -> CliffComparison:
+    """Compare two cliffs by their ranges (:attr:`CliffEstimate.low`, ``high``): disjoint ranges are a move.
+
+    Two identical steps are reported as ``same_step`` (never "from 8.5 to 8.5"); overlapping ranges as no move
+    the data can show (``moved`` None).
+    """
+    same = a.kind == b.kind == "step" and (a.low, a.high) == (b.low, b.high)
+    comparable = all(math.isfinite(c.low) or math.isfinite(c.high) for c in (a, b))
+    moved = None
+    if comparable and not same:
+        if b.low > a.high or (b.low == a.high and b.kind == a.kind == "step" and b.high > a.high):
+            moved = "out"
+        elif b.high < a.low or (b.high == a.low and b.kind == a.kind == "step" and b.low < a.low):
+            moved = "in"
+    return CliffComparison(moved, same, comparable, a, b)
+
+
+def mean_field_ratio_for_cliff(d: int, n: float, alphabet_size: int, q: float = 1) -> float:
+    """The 2r/ε at which Cor 4.10's n* (:func:`mean_field_cliff_log10`) equals the length ``n``.
+
+    n* grows with 2r/ε, so this is the coarsest precision at which the mean-field bound would start to bite at
+    a measured cliff: a model of width ``d`` must be unable to tell apart measures closer than ε = 2r/(this).
+    Solved by bisection on ln(2r/ε) (to 1e-12 relative).
+
+    Args:
+        d: embedding width ≥ 1.
+        n: a length (symbols), with n·ln|V| > 1.
+        alphabet_size: |V| ≥ 2.
+        q: the order of the Wasserstein distance, ≥ 1.
+
+    Raises:
+        ValueError: d < 1, alphabet_size < 2, or n·ln|V| ≤ 1 (then no positive ratio gives n* = n).
+    """
+    from accessibility_lib.theory.bounds import mean_field_loglog_count
+
+    check_int("d", d, minimum=1)
+    check_int("alphabet_size", alphabet_size, minimum=2)
+    target = math.log(n * math.log(alphabet_size)) if n > 0 else -math.inf
+    if not target > 0:
+        raise ValueError(f"n·ln|V| must exceed 1 for a positive 2r/ε, got n = {n}, |V| = {alphabet_size}")
+
+    def excess(log_x: float) -> float:
+        return mean_field_loglog_count(d, math.exp(log_x) / 2, 1.0, q) - target
+
+    lo, hi = -60.0, 60.0
+    if excess(lo) > 0:
+        return math.exp(lo)
+    while excess(hi) < 0:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if excess(mid) < 0 else (lo, mid)
+        if hi - lo < 1e-12 * max(1.0, abs(hi)):
+            break
+    return math.exp((lo + hi) / 2)

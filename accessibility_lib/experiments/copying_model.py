@@ -1,11 +1,10 @@
 """Task models for copying (x|x) and their training, cached by every hyperparameter.
 
-Two kinds of model (paper §5, §6): a causal LM trained **from scratch** on the task vocabulary (a
-GPT-NeoX of a given width, or the shape of the book's ``nano`` model: ``"nano-shape"``), or a
-**pretrained** causal LM (``"nano"``, Pythia, …)
-whose input embedding and output head are cut to the |V|+4 rows of the task (the replication code
-cuts Pythia to 30 rows: a–z plus start, separator, end, pad). Rows are the tokenizer's single-token
-ids of the symbols (a–z, ``^``, ``|``, ``$``, `` ``) when it has them, else the first |V|+4 rows.
+Two kinds of model (paper §5): a causal LM trained **from scratch** on the task vocabulary (a GPT-NeoX of a
+given width, or the shape of one of the book's shipped models: ``"nano-shape"``, ``"nano-mamba-shape"``), or a
+**pretrained** causal LM (``"nano"``, ``"nano-mamba"``, ``"smollm2-135m"``, Pythia, …) whose input embedding and
+output head are cut to the |V|+4 rows of the task, as the replication code cuts Pythia to 30 rows
+(:mod:`accessibility_lib.experiments.copying_bases`).
 
 Training: AdamW, linear warm-up then cosine decay to 10 % of the peak rate, gradient clipping,
 batches of uniform random training-split strings with lengths uniform in
@@ -17,12 +16,16 @@ check is not enough: a 98 % model passes 64 strings one time in four) or at ``ma
 Cache: a finished run is stored in a :class:`~accessibility_lib.ground.results.ResultStore` under namespace
 ``copying_train`` keyed by every field of :class:`TrainConfig` (ResultStore hashing); the weights go
 beside the JSON entry as ``<hash>.safetensors`` (no pickle). The device is not part of the key.
+
+Resume: with ``checkpoint_every`` set, the whole training state is written every that many steps into
+``<hash>.ckpt/`` beside the entry (:mod:`accessibility_lib.experiments.copying_checkpoint`); a run that is
+killed and started again with the same config continues from the last checkpoint and computes the same steps
+an uninterrupted run would. The checkpoint is removed once the run is finished and stored.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -32,14 +35,14 @@ import numpy as np
 import torch
 
 from accessibility_lib.experiments.copying import CopyTask, encode_batch, sample_strings, teacher_forced_exact
+from accessibility_lib.experiments.copying_bases import build_task_model, cut_vocabulary
+from accessibility_lib.experiments.copying_checkpoint import load_checkpoint, remove_checkpoint, save_checkpoint
 from accessibility_lib.ground.checks import check_int, check_positive_real, check_real
-from accessibility_lib.ground.paths import DATA_DIR
 from accessibility_lib.ground.results import ResultStore, default_store
 
 __all__ = ["TrainConfig", "build_task_model", "cut_vocabulary", "train_copying", "final_embeddings", "evaluate_run"]
 
 _FORMAT = 1  # bump when the training code changes what a key produces
-_NANO_CONFIG = DATA_DIR / "nano" / "config.json"
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,15 @@ class TrainConfig:
     """Every hyperparameter of one copying run (all of them enter the cache key).
 
     ``base``: ``"scratch"`` (GPT-NeoX with ``d_model``, ``n_layers``, ``n_heads``, ``d_ff`` (0 → 4·d_model),
-    ``context`` tokens), ``"nano-shape"`` (the architecture of the book's nano model,
-    accessibility_lib/data/nano/config.json, from scratch, with ``context``), or a pretrained model for
-    :func:`~accessibility_lib.models.loading.load_model` (``"nano"``, an HF id or folder), fine-tuned whole after
-    cutting its embedding and head to the task vocabulary (width fields ignored).
+    ``context`` tokens), ``"nano-shape"`` / ``"nano-mamba-shape"`` (the architecture of a shipped model, from
+    scratch), or a pretrained model for :func:`~accessibility_lib.models.loading.load_model` (``"nano"``,
+    ``"nano-mamba"``, ``"smollm2-135m"``, an HF id or folder), fine-tuned whole after cutting its embedding and
+    head to the task vocabulary (width fields ignored except for ``"scratch"``). Lengths are in symbols, the
+    context in tokens (an example of length n takes 2n + 3), ``lr`` is AdamW's peak rate.
+
+    Raises:
+        ValueError: a field out of range (named), ``d_model`` not a multiple of ``n_heads`` for ``"scratch"``, or
+            a longest training string that does not fit the context.
     """
 
     alphabet_size: int = 26
@@ -103,110 +111,16 @@ class TrainConfig:
         """The cache key: every field plus the code format version."""
         return {**dataclasses.asdict(self), "format": _FORMAT}
 
+    @classmethod
+    def from_key(cls, key: dict) -> TrainConfig:
+        """The config a :meth:`key` was made from (the format entry dropped).
 
-def cut_vocabulary(model, rows: list[int]) -> None:
-    """Keep only ``rows`` of the input embedding and output head (in place, tied weights stay tied).
-
-    The embedding module keeps its class (Gemma's √d scaling survives); ``config.vocab_size`` becomes len(rows).
-    """
-    emb, head = model.get_input_embeddings(), model.get_output_embeddings()
-    tied = head is not None and head.weight is emb.weight
-    idx = torch.as_tensor(rows, dtype=torch.long)
-    emb.weight = torch.nn.Parameter(emb.weight.data[idx].clone())
-    emb.num_embeddings, emb.padding_idx = len(rows), None
-    if tied:
-        head.weight = emb.weight
-    else:
-        head.weight = torch.nn.Parameter(head.weight.data[idx].clone())
-    if getattr(head, "bias", None) is not None:
-        head.bias = torch.nn.Parameter(head.bias.data[idx].clone())
-    head.out_features = len(rows)
-    model.config.vocab_size = len(rows)
-    if hasattr(model.config, "get_text_config"):
-        model.config.get_text_config().vocab_size = len(rows)
-
-
-def _task_rows(task: CopyTask, tokenizer, vocab: int) -> list[int]:
-    """Rows of a pretrained vocabulary for the task ids: single-token symbols if the tokenizer has them."""
-    if tokenizer is not None and task.alphabet_size <= 26:
-        texts = [chr(97 + i) for i in range(task.alphabet_size)] + ["^", "|", "$", " "]
-        ids = [tokenizer.encode(t, add_special_tokens=False) for t in texts]
-        rows = [i[0] for i in ids if len(i) == 1]
-        if len(rows) == len(texts) and len(set(rows)) == len(rows) and max(rows) < vocab:
-            return rows
-    if vocab < task.d_vocab:
-        raise ValueError(f"the pretrained vocabulary has {vocab} rows, fewer than the task's {task.d_vocab}")
-    return list(range(task.d_vocab))
-
-
-def _scratch_config(cfg: TrainConfig, task: CopyTask):
-    from transformers import GPTNeoXConfig
-
-    if cfg.base == "nano-shape":
-        if not _NANO_CONFIG.exists():
-            raise ValueError(f"base='nano-shape' needs {_NANO_CONFIG} (the nano model); use base='scratch'")
-        d = json.loads(_NANO_CONFIG.read_text())
-        d.update(
-            vocab_size=task.d_vocab,
-            max_position_embeddings=cfg.context,
-            bos_token_id=task.start,
-            eos_token_id=task.end,
-            pad_token_id=task.pad,
-        )
-        d = {k: v for k, v in d.items() if k not in ("architectures", "transformers_version", "torch_dtype", "dtype")}
-        return GPTNeoXConfig(**d)
-    return GPTNeoXConfig(
-        vocab_size=task.d_vocab,
-        hidden_size=cfg.d_model,
-        num_hidden_layers=cfg.n_layers,
-        num_attention_heads=cfg.n_heads,
-        intermediate_size=cfg.d_ff or 4 * cfg.d_model,
-        max_position_embeddings=cfg.context,
-        rotary_pct=1.0,
-        use_parallel_residual=True,
-        bos_token_id=task.start,
-        eos_token_id=task.end,
-        pad_token_id=task.pad,
-        hidden_dropout=0.0,
-        attention_dropout=0.0,
-        tie_word_embeddings=False,
-    )
-
-
-def build_task_model(cfg: TrainConfig, base_model=None, tokenizer=None):
-    """A fresh causal LM over the task vocabulary (|V|+4 ids), float32, on CPU, seeded by ``cfg.seed``.
-
-    Args:
-        cfg: the run's hyperparameters.
-        base_model: optional already-loaded pretrained model (used instead of loading ``cfg.base``).
-        tokenizer: its tokenizer, to pick the symbols' own rows (optional).
-    """
-    from transformers import GPTNeoXForCausalLM
-
-    task = CopyTask(cfg.alphabet_size)
-    torch.manual_seed(cfg.seed)
-    if cfg.base in ("scratch", "nano-shape") and base_model is None:
-        return GPTNeoXForCausalLM(_scratch_config(cfg, task)).float()
-    if base_model is None:
-        try:
-            from accessibility_lib.models.loading import load_model  # the book's model handle (issue 3)
-
-            handle = load_model(cfg.base)
-            base_model, tokenizer = handle.model, handle.tokenizer
-        except ImportError:
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-
-            base_model = AutoModelForCausalLM.from_pretrained(cfg.base, dtype=torch.float32)
-            try:
-                tokenizer = AutoTokenizer.from_pretrained(cfg.base)
-            except (OSError, ValueError):
-                tokenizer = None
-    context = getattr(base_model.config, "max_position_embeddings", None)
-    if context is not None and context < cfg.context:
-        raise ValueError(f"context {cfg.context} exceeds the base model's {context} positions")
-    cut_vocabulary(base_model, _task_rows(task, tokenizer, base_model.get_input_embeddings().weight.shape[0]))
-    base_model.config.max_position_embeddings = cfg.context  # evaluation checks lengths against this
-    return base_model.float().requires_grad_(True)  # load_model hands out frozen models: fine-tune them all
+        Raises:
+            ValueError: if the key was made by another format of the training code (its results would differ).
+        """
+        if key.get("format") != _FORMAT:
+            raise ValueError(f"copying key of format {key.get('format')!r}, this code makes format {_FORMAT}")
+        return cls(**{k: v for k, v in key.items() if k != "format"})
 
 
 def _lr_lambda(cfg: TrainConfig):
@@ -239,21 +153,48 @@ def train_copying(
     force: bool = False,
     show_progress: bool = True,
     threads: int | None = 1,
+    checkpoint_every: int | None = None,
+    on_checkpoint=None,
 ):
     """Train (or load from the cache) a copying model. Returns ``(model, info)``.
 
-    ``info``: ``steps`` run, ``seconds`` of training, ``reached`` (100 % exact at ``train_max_len``),
-    ``cached`` (loaded, not trained), arrays ``loss`` (per step, nats/token), ``check_step``,
-    ``check_exact`` (exact-match rate at ``train_max_len`` at each check). ``threads``: CPU threads
-    while training (None: torch's setting; 1 is fastest for small models, see ``copying.cpu_threads``).
+    Args:
+        cfg: every hyperparameter of the run (the cache key).
+        store: the result store (default: :func:`~accessibility_lib.ground.results.default_store`).
+        device: torch device of the training.
+        base_model, tokenizer: an already-loaded pretrained base for ``cfg.base`` (optional).
+        force: retrain even when the store holds the run.
+        threads: CPU threads while training (None: torch's setting; 1 is fastest for small models, see
+            ``copying.cpu_threads``).
+        checkpoint_every: write the training state every that many steps, and resume from it when a run with
+            this config was interrupted (None: no checkpoints; a stale checkpoint is then ignored).
+        on_checkpoint: called after each checkpoint with ``{"step", "seconds", "loss", "check_step",
+            "check_exact"}`` (lists so far), e.g. to publish a partial record of a long run.
+
+    Returns:
+        ``info``: ``steps`` run, ``seconds`` of training (all sessions), ``reached`` (100 % exact at
+        ``train_max_len``), ``cached`` (loaded, not trained), ``sessions`` (one ``{"from_step", "to_step",
+        "seconds"}`` per process that trained it: more than one when it was resumed), arrays ``loss`` (per step,
+        nats/token), ``check_step``, ``check_exact`` (exact-match rate at ``train_max_len`` at each check).
+
+    Raises:
+        ValueError: a checkpoint of another run in this run's checkpoint folder; as :func:`build_task_model`.
     """
     from accessibility_lib.experiments.copying import cpu_threads
 
+    if checkpoint_every is not None:
+        check_int("checkpoint_every", checkpoint_every, minimum=1)
     with cpu_threads(threads):
-        return _train(cfg, store, device, base_model, tokenizer, force, show_progress)
+        return _train(cfg, store, device, base_model, tokenizer, force, show_progress, checkpoint_every, on_checkpoint)
 
 
-def _train(cfg, store, device, base_model, tokenizer, force, show_progress):
+def _batch(cfg: TrainConfig, task: CopyTask, rng: np.random.Generator, device: str) -> dict:
+    lens = rng.integers(cfg.train_min_len, cfg.train_max_len + 1, size=cfg.batch_size)
+    strings = [s for n in np.unique(lens) for s in sample_strings(task, rng, int(n), int((lens == n).sum()), "train")]
+    return {k: v.to(device) for k, v in encode_batch(task, strings).items()}
+
+
+def _train(cfg, store, device, base_model, tokenizer, force, show_progress, checkpoint_every, on_checkpoint):
     from safetensors.torch import save_model
 
     from accessibility_lib.ground.progress import progress
@@ -261,6 +202,7 @@ def _train(cfg, store, device, base_model, tokenizer, force, show_progress):
     store = store if store is not None else default_store()
     key = cfg.key()
     weights = store._path("copying_train", key).with_suffix(".safetensors")
+    ckpt = weights.with_suffix(".ckpt")
     entry = None if force else store.get("copying_train", key)
     if entry is not None and weights.exists():
         model = _model_from_entry(entry, weights).to(device).eval()
@@ -270,20 +212,30 @@ def _train(cfg, store, device, base_model, tokenizer, force, show_progress):
     model = build_task_model(cfg, base_model, tokenizer).to(device).train()
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, _lr_lambda(cfg))
-    rng, check_rng = np.random.default_rng([cfg.seed, 0]), np.random.default_rng([cfg.seed, 2])
-    losses, check_step, check_exact, reached = [], [], [], False
+    rngs = {"data": np.random.default_rng([cfg.seed, 0]), "check": np.random.default_rng([cfg.seed, 2])}
+    saved = None
+    if checkpoint_every is not None and not force:
+        saved = load_checkpoint(ckpt, weights.stem, model, opt, sched, rngs)
+    saved = saved or {"step": 0, "seconds": 0.0, "loss": [], "check_step": [], "check_exact": [], "sessions": []}
+    losses, check_step, check_exact = list(saved["loss"]), list(saved["check_step"]), list(saved["check_exact"])
+    start, reached = int(saved["step"]), False
     t0 = time.perf_counter()
+
+    def elapsed() -> float:
+        return float(saved["seconds"]) + time.perf_counter() - t0
+
+    def sessions() -> list[dict]:
+        return [*saved["sessions"], {"from_step": start, "to_step": len(losses), "seconds": time.perf_counter() - t0}]
+
     bar = (
-        progress(total=cfg.max_steps, desc=f"copying train (d={cfg.d_model}, n<={cfg.train_max_len})")
+        progress(total=cfg.max_steps, desc=f"copying train ({cfg.base}, n<={cfg.train_max_len})")
         if show_progress
         else None
     )
-    for step in range(cfg.max_steps):
-        lens = rng.integers(cfg.train_min_len, cfg.train_max_len + 1, size=cfg.batch_size)
-        strings = [
-            s for n in np.unique(lens) for s in sample_strings(task, rng, int(n), int((lens == n).sum()), "train")
-        ]
-        batch = {k: v.to(device) for k, v in encode_batch(task, strings).items()}
+    if bar is not None and start:
+        bar.update(start)
+    for step in range(start, cfg.max_steps):
+        batch = _batch(cfg, task, rngs["data"], device)
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits  # (B, T, |V|+4)
         loss = torch.nn.functional.cross_entropy(
             logits[:, :-1].reshape(-1, logits.shape[-1]), batch["labels"][:, 1:].reshape(-1), ignore_index=-100
@@ -300,21 +252,27 @@ def _train(cfg, store, device, base_model, tokenizer, force, show_progress):
                 bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
         if (step + 1) % cfg.check_every == 0 or step + 1 == cfg.max_steps:
             model.eval()
-            xs = sample_strings(task, check_rng, cfg.train_max_len, cfg.check_strings, "train")
+            xs = sample_strings(task, rngs["check"], cfg.train_max_len, cfg.check_strings, "train")
             check_step.append(step + 1)
             check_exact.append(float(teacher_forced_exact(model, task, xs).mean()))
             model.train()
             if len(check_exact) >= cfg.stop_checks and min(check_exact[-cfg.stop_checks :]) == 1.0:
                 reached = True
                 break
+        if checkpoint_every is not None and (step + 1) % checkpoint_every == 0 and step + 1 < cfg.max_steps:
+            state = {"step": step + 1, "seconds": elapsed(), "loss": losses, "check_step": check_step,
+                     "check_exact": check_exact}  # fmt: skip
+            save_checkpoint(ckpt, weights.stem, model, opt, sched, {**state, "sessions": sessions()}, rngs)
+            if on_checkpoint is not None:
+                on_checkpoint(state)
     if bar is not None:
         bar.close()
-    seconds = time.perf_counter() - t0
     model.eval()
     info = {
         "steps": len(losses),
-        "seconds": seconds,
+        "seconds": elapsed(),
         "reached": reached,
+        "sessions": sessions(),
         "model_config": {**model.config.to_dict(), "model_type": model.config.model_type},
     }
     arrays = {"loss": np.array(losses), "check_step": np.array(check_step), "check_exact": np.array(check_exact)}
@@ -323,6 +281,7 @@ def _train(cfg, store, device, base_model, tokenizer, force, show_progress):
     save_model(model, str(tmp))  # drops the duplicate of tied weights
     os.replace(tmp, weights)  # weights first, the JSON entry last: an entry is visible only once complete
     store.put("copying_train", key, info, arrays=arrays)
+    remove_checkpoint(ckpt)
     return model, {**info, **arrays, "cached": False}
 
 

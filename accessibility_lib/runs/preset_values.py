@@ -203,49 +203,63 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "token_budget": 65536,
         },
     },
-    # Chapter 6 (book/06_copying.ipynb): bases are "scratch" (GPT-NeoX from scratch, one run per entry of
-    # widths, d_model/head_dim heads) or pretrained names cut to the task alphabet (widths ignored); train_max_lens: the first is
-    # used for every model, the others for the first model only; strings of the training split with
-    # lengths in [train_min_len, train_max_len]; eval_lengths, n_strings held-out strings per length.
+    # Chapter 6 (book/06_copying.ipynb): bases are "scratch" (GPT-NeoX from scratch, one model per entry of widths,
+    # d_model/head_dim heads), "nano-shape" / "nano-mamba-shape" (a shipped model's architecture from scratch) or
+    # pretrained names cut to the task alphabet and fine-tuned whole. Every model trains on strings of lengths
+    # train_min_len..train_max_len; the models of sweep_bases also at every length of sweep_lens. Scratch bases
+    # learn at lr, pretrained ones at finetune_lr. eval_lengths: n_strings held-out strings per length. from_artifact:
+    # show the runs of book/data/copying/study.json (made by scripts/copying_study.py) and skip, with a note, any
+    # run it lacks, instead of training it in the chapter (the default build stays a few seconds).
     "copying": {
         "smoke": {
             "alphabet_size": 8,
-            "bases": ["scratch"],
-            "widths": [32],
+            "bases": ["nano", "scratch"],
+            "widths": [16, 32],
             "n_layers": 2,
             "head_dim": 16,
             "context": 64,
             "train_min_len": 1,
-            "train_max_lens": [4],
+            "train_max_len": 4,
+            "sweep_lens": [3, 4],
+            "sweep_bases": ["scratch"],
             "batch_size": 32,
             "lr": 3e-3,
+            "finetune_lr": 1e-3,
             "warmup_steps": 30,
-            "max_steps": 300,
+            "max_steps": 200,
             "check_every": 25,
             "eval_lengths": [2, 3, 4, 5, 6, 8],
             "n_strings": 50,
+            "from_artifact": False,
             "device": "cpu",
             "seed": 0,
         },
         "default": {
             "alphabet_size": 26,
-            "bases": ["scratch"],
-            "widths": [32, 64],
+            "bases": ["nano", "nano-mamba", "nano-shape", "nano-mamba-shape", "scratch"],
+            "widths": [32, 64, 128],
             "n_layers": 2,
             "head_dim": 16,
             "context": 64,
             "train_min_len": 1,
-            "train_max_lens": [8, 12],
+            "train_max_len": 8,
+            "sweep_lens": [4, 8, 12],
+            "sweep_bases": ["nano", "nano-shape", "scratch"],
             "batch_size": 32,
             "lr": 3e-3,
+            "finetune_lr": 1e-3,
             "warmup_steps": 30,
             "max_steps": 2500,
             "check_every": 25,
-            "eval_lengths": [2, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 20, 24],
+            "eval_lengths": [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 27, 30],
             "n_strings": 50,
+            "from_artifact": True,
             "device": "cpu",
             "seed": 0,
         },
+        # the paper's protocol (§5; the replication code: Pythia cut to 30 rows, strings of length 5-50, AdamW lr
+        # 1e-5, until 100 % training accuracy or 10k steps), unpacked batches of 32 strings; pythia-160m also at
+        # shorter and longer training lengths, so that the GPU run answers what moves the cliff at scale
         "paper": {
             "alphabet_size": 26,
             "bases": ["EleutherAI/pythia-160m", "EleutherAI/pythia-410m"],
@@ -254,14 +268,18 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "head_dim": None,
             "context": 2048,
             "train_min_len": 5,
-            "train_max_lens": [50, 25],
+            "train_max_len": 50,
+            "sweep_lens": [20, 35, 50],
+            "sweep_bases": ["EleutherAI/pythia-160m"],
             "batch_size": 32,
-            "lr": 5e-5,
+            "lr": 1e-3,
+            "finetune_lr": 1e-5,
             "warmup_steps": 200,
             "max_steps": 10000,
             "check_every": 200,
             "eval_lengths": [10, 20, 30, 40, 50, 60, 70, 80, 100, 125, 150, 200, 250, 300, 400, 500, 600, 800, 1000],
             "n_strings": 50,
+            "from_artifact": False,
             "device": "cuda",
             "seed": 0,
         },
@@ -352,8 +370,8 @@ PAPER_TINY_SIZES: dict[str, dict[str, Any]] = {
     },
 }
 #: Parameters that hold model names, and the names that are the book's own (kept as they are in ``paper_tiny``).
-_MODEL_KEYS = ("model_name", "models", "bases", "real_models")
-LOCAL_MODELS = ("scratch", "tiny", "nano", "nano-shape", "random-tiny", "nano-mamba")
+_MODEL_KEYS = ("model_name", "models", "bases", "sweep_bases", "real_models")
+LOCAL_MODELS = ("scratch", "tiny", "nano", "nano-shape", "nano-mamba-shape", "random-tiny", "nano-mamba")
 
 
 def _standin(name: Any) -> Any:

@@ -110,24 +110,29 @@ def run_support(handle: ModelHandle, name: str, params: dict, store):
     )
 
 
+def _copying_model_label(base: str, width: int | None) -> str:
+    from accessibility_lib.experiments.copying_bases import SCRATCH_BASES
+
+    if base == "scratch":
+        return f"scratch, d_model = {width}"
+    return f"{base} (from scratch)" if base in SCRATCH_BASES else f"{base.split('/')[-1]} (fine-tuned)"
+
+
 def copying_config(params: dict, base: str, width: int | None, max_len: int):
-    """The :class:`~accessibility_lib.experiments.copying_model.TrainConfig` of one chapter-6 run."""
+    """The :class:`~accessibility_lib.experiments.copying_model.TrainConfig` of one chapter-6 run.
+
+    Bases trained from random weights (``"scratch"``, ``"nano-shape"``, ``"nano-mamba-shape"``) take ``lr``;
+    pretrained bases take ``finetune_lr``. ``width`` is the scratch model's d_model (None for other bases).
+    """
+    from accessibility_lib.experiments.copying_bases import SCRATCH_BASES
     from accessibility_lib.experiments.copying_model import TrainConfig
 
     common = {
         k: params[k]
-        for k in (
-            "alphabet_size",
-            "context",
-            "train_min_len",
-            "batch_size",
-            "lr",
-            "warmup_steps",
-            "max_steps",
-            "check_every",
-            "seed",
-        )
-    }
+        for k in ("alphabet_size", "context", "train_min_len", "batch_size", "warmup_steps", "max_steps",
+                  "check_every", "seed")
+    }  # fmt: skip
+    lr = params["lr"] if base in SCRATCH_BASES else params["finetune_lr"]
     if base == "scratch":
         return TrainConfig(
             base=base,
@@ -135,37 +140,57 @@ def copying_config(params: dict, base: str, width: int | None, max_len: int):
             n_layers=params["n_layers"],
             n_heads=width // params["head_dim"],
             train_max_len=max_len,
+            lr=lr,
             **common,
         )
-    return TrainConfig(base=base, train_max_len=max_len, **common)
+    return TrainConfig(base=base, train_max_len=max_len, lr=lr, **common)
 
 
 def copying_runs(params: dict) -> list[tuple[str, object]]:
     """Chapter 6's runs for its parameters: ``(label, TrainConfig)``, in the order the chapter shows them.
 
-    One scratch model per width (when ``"scratch"`` is a base) and one run per pretrained base, all at the
-    first training length; then the first model again at each further training length.
+    Every model (one per pretrained or shape base, one per width for ``"scratch"``) at ``train_max_len``;
+    then every model of a base in ``sweep_bases`` at each further length of ``sweep_lens`` (ascending).
+    Labels read ``"<model>, n ≤ <longest training length>"``.
+
+    Raises:
+        ValueError: a base of ``sweep_bases`` that is not in ``bases``, or ``"scratch"`` without widths.
     """
-    models = [(f"scratch, d_model = {w}", "scratch", w) for w in params["widths"] if "scratch" in params["bases"]]
-    models += [(b.split("/")[-1], b, None) for b in params["bases"] if b != "scratch"]
-    if not models:
-        return []
-    first = params["train_max_lens"][0]
-    settings = [(label, base, w, first) for label, base, w in models]
-    settings += [(models[0][0], models[0][1], models[0][2], n) for n in params["train_max_lens"][1:]]
-    return [(f"{label}, n ≤ {n}", copying_config(params, base, w, n)) for label, base, w, n in settings]
+    bases, sweep = list(params["bases"]), list(params.get("sweep_bases") or [])
+    stray = [b for b in sweep if b not in bases]
+    if stray:
+        raise ValueError(f"sweep_bases {stray} are not in bases {bases}: sweep only models the chapter trains")
+    if "scratch" in bases and not params["widths"]:
+        raise ValueError("bases has 'scratch' but widths is empty: give the d_model of the scratch models")
+    models = []
+    for b in bases:
+        models += [(b, w) for w in sorted(params["widths"])] if b == "scratch" else [(b, None)]
+    first = params["train_max_len"]
+    settings = [(b, w, first) for b, w in models]
+    for b, w in models:
+        if b in sweep:
+            settings += [(b, w, n) for n in sorted(params["sweep_lens"]) if n != first]
+    return [(f"{_copying_model_label(b, w)}, n ≤ {n}", copying_config(params, b, w, n)) for b, w, n in settings]
 
 
-def run_copying(cfg, params: dict, store, device: str = "cpu"):
+def run_copying(cfg, params: dict, store, device: str = "cpu", **train_options):
     """Train one copying model (or find it in the store) and evaluate it on ``params["eval_lengths"]``.
+
+    Args:
+        cfg: the run's :class:`~accessibility_lib.experiments.copying_model.TrainConfig`.
+        params: the chapter's parameters (``eval_lengths``, ``n_strings``, ``seed``).
+        store: the result store the run is cached in.
+        train_options: passed to :func:`~accessibility_lib.experiments.copying_model.train_copying`
+            (``checkpoint_every``, ``on_checkpoint``, ``force``, ``show_progress``, ``threads``).
 
     Returns:
         ``(model, info, evaluation)`` from :func:`~accessibility_lib.experiments.copying_model.train_copying`
-        and :func:`~accessibility_lib.experiments.copying_model.evaluate_run`.
+        and :func:`~accessibility_lib.experiments.copying_model.evaluate_run` (lengths beyond the context are
+        refused there).
     """
     from accessibility_lib.experiments import copying_model
 
-    model, info = copying_model.train_copying(cfg, store=store, device=device)
+    model, info = copying_model.train_copying(cfg, store=store, device=device, **train_options)
     res = copying_model.evaluate_run(
         cfg, model, params["eval_lengths"], n_strings=params["n_strings"], seed=params["seed"], store=store
     )

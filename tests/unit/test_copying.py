@@ -270,26 +270,121 @@ def test_step_data_are_detected_and_described():
 
 
 def test_compare_cliffs_never_reports_a_move_the_data_cannot_show():
-    from accessibility_lib.experiments.fitting import fit_sigmoid
-
     n = np.array([2, 4, 6, 7, 8, 9, 10, 11, 12, 14])
-    p8, p11 = (n <= 8).astype(float), (n <= 11).astype(float)
-    f8, f8b, f11 = (fit_sigmoid(n, p, n_trials=50) for p in (p8, p8, p11))
-    c8, c11 = cliffs.cliff_data(n, p8), cliffs.cliff_data(n, p11)
-    same = cliffs.compare_cliffs(f8, f8b, "d = 32", "d = 64", c8, c8)
-    assert "same step between 8 and 9" in same and "8.50" not in same
-    moved = cliffs.compare_cliffs(f8, f11, "L = 8", "L = 12", c8, c11)
-    assert moved.startswith("the cliff moved out") and "between 11 and 12" in moved
-    assert cliffs.compare_cliffs(f11, f8, "a", "b", c11, c8).startswith("the cliff moved in")
-    # a resolved fall at ~9.2 against the step between 8 and 9: 95 % ranges [8.99, 9.32] and about [8.1, 8.9]
-    fall = fit_sigmoid(n, [1, 1, 1, 1, 0.96, 0.6, 0.1, 0, 0, 0], n_trials=50)
-    assert cliffs.cliff_interval(fall)[0] > cliffs.cliff_interval(f8)[1]
-    assert cliffs.compare_cliffs(f8, fall, "a", "b", c8).startswith("the cliff moved out")
-    # one-sided results are ranges too: n50 ≥ 14 against a step at 8–9 is a move, two "≥ 14" are not
-    always = fit_sigmoid(n, np.ones(10), n_trials=50)
-    assert cliffs.cliff_interval(always) == (14.0, math.inf)
-    assert cliffs.compare_cliffs(f8, always, "a", "b").startswith("the cliff moved out")
-    assert cliffs.compare_cliffs(always, always, "a", "b").startswith("no move the data can show")
+    c8, c8b, c11 = (cliffs.locate_cliff(n, 50 * (n <= L), 50) for L in (8, 8, 11))
+    assert c8.kind == "step" and (c8.low, c8.high) == (8, 9) and c8.fit is None and c8.r_squared is None
+    same = cliffs.compare_cliffs(c8, c8b)
+    assert same.same_step and same.moved is None
+    assert cliffs.compare_cliffs(c8, c11).moved == "out" and cliffs.compare_cliffs(c11, c8).moved == "in"
+    # adjacent steps (8, 9) and (9, 10): the open brackets do not overlap, so that is a move
+    c9 = cliffs.locate_cliff(n, 50 * (n <= 9), 50)
+    assert cliffs.compare_cliffs(c8, c9).moved == "out" and cliffs.compare_cliffs(c9, c8).moved == "in"
+    # a resolved fall at ~9.2 against the step between 8 and 9: 95 % range about [8.99, 9.32]
+    fall = cliffs.locate_cliff(n, [50, 50, 50, 50, 48, 30, 5, 0, 0, 0], 50)
+    assert fall.kind == "fall" and fall.n50 == pytest.approx(9.2, abs=0.3) and fall.steepness > 0
+    assert 8.9 < fall.low < fall.n50 < fall.high < 9.6 and 0.9 < fall.r_squared <= 1
+    assert cliffs.compare_cliffs(c8, fall).moved is None  # the range reaches below 9, into the step's (8, 9)
+    assert cliffs.compare_cliffs(c9, fall).moved is None  # the step's (9, 10) holds the fall's range: no move
+    later = cliffs.locate_cliff(n, [50, 50, 50, 50, 50, 48, 30, 5, 0, 0], 50)  # the same fall one symbol later
+    assert later.kind == "fall" and later.low > 9 and cliffs.compare_cliffs(c8, later).moved == "out"
+    # one-sided results are ranges too: a cliff beyond 14 against a step at 8-9 is a move, two "beyond 14" are not
+    always = cliffs.locate_cliff(n, np.full(10, 50), 50)
+    assert always.kind == "beyond" and (always.low, always.high) == (14, math.inf)
+    assert cliffs.compare_cliffs(c8, always).moved == "out"
+    both = cliffs.compare_cliffs(always, always)
+    assert both.moved is None and both.comparable and not both.same_step
+    never = cliffs.locate_cliff(n, np.zeros(10), 50)
+    assert never.kind == "below" and never.high == 2 and cliffs.compare_cliffs(never, c8).moved == "out"
+    # a dip below the cliff is no clean cliff: no fit, the range runs from the last full length to the first zero
+    odd = cliffs.locate_cliff(n, [50, 20, 50, 50, 50, 0, 0, 0, 0, 0], 50)
+    assert odd.kind == "irregular" and odd.fit is None and (odd.low, odd.high) == (8, 9)
+    # 49 of 50 at the last length before the first 0 is no fall to fit: a step from >= 90 % straight to 0
+    near = cliffs.locate_cliff(n, [50, 50, 46, 50, 49, 0, 0, 0, 0, 0], 50)
+    assert near.kind == "step" and (near.low, near.high) == (8, 9) and near.fit is None
+    assert cliffs.locate_cliff(n, [50, 50, 46, 50, 40, 0, 0, 0, 0, 0], 50).kind == "fall"  # 80 %: a rate in the fall
+    with pytest.raises(ValueError, match="exact counts"):
+        cliffs.locate_cliff(n, np.full(10, 51), 50)
+
+
+def test_mean_field_ratio_for_cliff_inverts_the_bound():
+    """At the returned 2r/ε, n* is exactly the given length; coarser precision (smaller 2r/ε) gives a smaller n*."""
+    for d, n in [(1, 4.0045), (16, 9.0), (128, 8.5), (576, 20.0)]:
+        x = cliffs.mean_field_ratio_for_cliff(d, n, 26)
+        assert 10 ** cliffs.mean_field_cliff_log10(d, x / 2, 1.0, 26) == pytest.approx(n, rel=1e-9)
+        assert cliffs.mean_field_cliff_log10(d, x / 4, 1.0, 26) < math.log10(n)
+    assert cliffs.mean_field_ratio_for_cliff(1, 4.0045, 26) == pytest.approx(4.0, rel=1e-4)  # the d = 1 case above
+    with pytest.raises(ValueError, match="exceed 1"):
+        cliffs.mean_field_ratio_for_cliff(8, 0.2, 2)
+
+
+# --- a killed fine-tuning resumes where it stopped ----------------------------------------------
+
+_KILL_CFG = dict(TINY, max_steps=300, stop_checks=10**6)  # never stops early: the kill always lands mid-run
+
+_CHILD = """
+import sys, torch
+torch.set_num_threads(1)
+from accessibility_lib.experiments import copying_model as CM
+from accessibility_lib.ground.results import ResultStore
+cfg = CM.TrainConfig(**{cfg!r})
+CM.train_copying(cfg, store=ResultStore(sys.argv[1]), show_progress=False, checkpoint_every=20)
+"""
+
+
+def test_killed_training_resumes_and_computes_what_an_uninterrupted_run_computes(tmp_path):
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    torch.set_num_threads(1)
+    cfg = CM.TrainConfig(**_KILL_CFG)
+    ref_model, ref = CM.train_copying(cfg, store=ResultStore(tmp_path / "a"), show_progress=False)
+    store = ResultStore(tmp_path / "b")
+    state = store._path("copying_train", cfg.key()).with_suffix(".ckpt") / "state.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen([sys.executable, "-c", _CHILD.format(cfg=_KILL_CFG), str(store.root)], env=env)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and child.poll() is None:
+            if state.exists() and json.loads(state.read_text())["step"] >= 100:
+                break
+            time.sleep(0.01)
+        child.send_signal(signal.SIGKILL)  # no clean-up handler runs: as a machine going down
+    finally:
+        child.wait()
+    assert child.returncode == -signal.SIGKILL, "the training process finished before it could be killed"
+    assert store.get("copying_train", cfg.key()) is None  # killed mid-run: no finished entry
+    killed_at = json.loads(state.read_text())["step"]
+    assert 100 <= killed_at < cfg.max_steps
+
+    model, info = CM.train_copying(cfg, store=store, show_progress=False, checkpoint_every=20)
+    assert not info["cached"] and info["steps"] == ref["steps"] == cfg.max_steps
+    assert [s["from_step"] for s in info["sessions"]] == [0, killed_at]  # two processes trained it
+    np.testing.assert_array_equal(info["loss"], ref["loss"])  # the same batches, the same updates, bit for bit
+    np.testing.assert_array_equal(info["check_exact"], ref["check_exact"])
+    for (name, p), (_, q) in zip(model.state_dict().items(), ref_model.state_dict().items()):
+        assert torch.equal(p, q), name
+    assert not state.parent.exists()  # the checkpoint goes once the run is stored
+    again, info2 = CM.train_copying(cfg, store=store, show_progress=False, checkpoint_every=20)
+    assert info2["cached"] and info2["sessions"] == info["sessions"]
+
+
+def test_a_checkpoint_of_another_run_is_refused(tmp_path):
+    from accessibility_lib.experiments import copying_checkpoint as CK
+
+    cfg = CM.TrainConfig(**{**TINY, "max_steps": 4})
+    model = CM.build_task_model(cfg)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    rngs = {"data": np.random.default_rng(0)}
+    CK.save_checkpoint(tmp_path / "c", "run-a", model, opt, sched, {"step": 3}, rngs)
+    assert CK.load_checkpoint(tmp_path / "c", "run-a", model, opt, sched, rngs)["step"] == 3
+    with pytest.raises(ValueError, match="another run"):
+        CK.load_checkpoint(tmp_path / "c", "run-b", model, opt, sched, rngs)
+    assert CK.load_checkpoint(tmp_path / "none", "run-a", model, opt, sched, rngs) is None
 
 
 def test_cliff_data_fields_behind_the_string_only_checks():

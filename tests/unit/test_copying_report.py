@@ -1,0 +1,157 @@
+"""Chapter 6's study in words and numbers: artifacts, cliff phrasing, and Cor 4.10 at the measured cliffs."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from accessibility_lib.experiments import cliffs
+from accessibility_lib.runs import copying_outcomes as CO
+from accessibility_lib.runs import copying_report as R
+from accessibility_lib.runs import presets
+from accessibility_lib.runs.work import copying_runs
+from accessibility_lib.theory import precision
+
+N = np.array([2, 4, 6, 7, 8, 9, 10, 11, 12, 14])
+
+
+def _run(label, counts, base="scratch", L=8):
+    return {"label": label, "cliff": cliffs.locate_cliff(N, counts, 50), "cfg": None, "base": base, "L": L}
+
+
+def test_cliffs_are_phrased_as_the_data_allow():
+    step = cliffs.locate_cliff(N, 50 * (N <= 8), 50)
+    assert R.describe_cliff(step) == "a step between 8 and 9" and R.cliff_position(step) == "8–9 (step)"
+    fall = cliffs.locate_cliff(N, [50, 50, 50, 50, 48, 30, 5, 0, 0, 0], 50)
+    assert R.describe_cliff(fall).startswith("a fall, n50 = 9.") and "R² = " in R.describe_cliff(fall)
+    assert R.cliff_position(cliffs.locate_cliff(N, np.full(10, 50), 50)) == "> 14"
+    assert R.cliff_position(cliffs.locate_cliff(N, np.zeros(10), 50)) == "< 2"
+    a, b = _run("L = 8", 50 * (N <= 8)), _run("L = 11", 50 * (N <= 11))
+    assert R.describe_move(a, b).startswith("the cliff moved out: a step between 8 and 9 (L = 8)")
+    assert R.describe_move(b, a).startswith("the cliff moved in")
+    same = R.describe_move(a, _run("d = 64", 50 * (N <= 8)))
+    assert same.startswith("the same step between 8 and 9") and "8.5" not in same
+
+
+def test_cor_4_10_at_a_cliff_is_vacuous_and_the_numbers_invert():
+    """n* at the model's ε is far beyond the cliff; at ratio_needed it is the cliff; at 2r/ε = 1 it is the
+    coarsest n*, which a falsifying test must reach: only widths up to widest_testable get there."""
+    step = cliffs.locate_cliff(N, 50 * (N <= 8), 50)
+    rec = {"d_model": 64, "r": 8.0, "r_inf": 2.0}
+    m = R.mean_field_at_cliff(rec, step, 26, precision.L2_FP16)
+    assert m["cliff"] == 8.5 and m["ratio"] == pytest.approx(2**12 * 8.0 / 2.0)
+    assert m["orders"] == pytest.approx(m["log10_nstar"] - math.log10(8.5)) and m["orders"] > 100
+    assert 10 ** cliffs.mean_field_cliff_log10(64, m["ratio_needed"] / 2, 1.0, 26) == pytest.approx(8.5, rel=1e-6)
+    assert m["ratio_needed"] < 1  # ε wider than the ball's diameter: a model that tells no two prompts apart
+    assert m["coarsest_log10"] == pytest.approx(cliffs.mean_field_cliff_log10(64, 0.5, 1.0, 26))
+    for n in (8, 30, 1000):
+        d = R.widest_testable(n, 26)
+        assert R.coarsest_nstar_log10(d, 26) <= math.log10(n) < R.coarsest_nstar_log10(d + 1, 26)
+    assert R.widest_testable(30, 26) == 5 and R.widest_testable(1.0, 26) == 0
+    beyond = cliffs.locate_cliff(N, np.full(10, 50), 50)  # beyond every length: compared at its finite end
+    assert R.mean_field_at_cliff(rec, beyond, 26, precision.L2_FP16)["cliff"] == 14
+    with pytest.raises(ValueError, match="positive length"):
+        R.widest_testable(0, 26)
+    with pytest.raises(ValueError, match="alphabet_size"):
+        R.coarsest_nstar_log10(8, 1)
+
+
+def _record(cfg, params, label):
+    ev = {
+        "length": params["eval_lengths"],
+        "exact": [50 if n <= cfg.train_max_len else 0 for n in params["eval_lengths"]],
+    }
+    return {"label": label, "config": cfg.key(), "eval_params": CO.eval_params(params), "eval": ev}
+
+
+def test_the_chapter_shows_only_artifact_runs_of_its_exact_config(tmp_path):
+    params = presets.resolve("copying", "smoke", check_machine=False)
+    (l0, c0), (l1, c1) = copying_runs(params)[:2]
+    path = tmp_path / "study.json"
+    CO.write_artifact(path, {"preset": "smoke"}, l0, _record(c0, params, l0))
+    runs, missing = R.gather_runs(copying_runs(params), params, CO.load_artifact(path))
+    assert [r["label"] for r in runs] == [l0] and l1 in missing and runs[0]["source"] == "artifact"
+    assert runs[0]["cliff"].kind == "step" and runs[0]["cliff"].low == c0.train_max_len
+    # another evaluation (or a changed training setting) is another run: not shown from the artifact
+    other = {**params, "n_strings": params["n_strings"] + 1}
+    assert R.gather_runs(copying_runs(other), other, CO.load_artifact(path))[0] == []
+    # what the artifact lacks is computed when the chapter passes a compute function, and only that
+    asked = []
+    runs, missing = R.gather_runs(copying_runs(params), params, CO.load_artifact(path),
+                                  compute=lambda label, cfg: asked.append(label) or _record(cfg, params, label))  # fmt: skip
+    assert missing == [] and l0 not in asked and l1 in asked and {r["source"] for r in runs} == {"artifact", "computed"}
+
+
+def test_concurrent_writers_keep_each_others_runs(tmp_path):
+    path = tmp_path / "a.json"
+
+    def write(i):
+        for j in range(20):
+            CO.write_artifact(path, {"status": "x"}, f"run {i}-{j}", {"i": i, "j": j})
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(CO.load_artifact(path)["runs"]) == 60
+
+
+def test_plots_draw_a_step_as_its_band_and_a_fall_as_its_fit():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from accessibility_lib.experiments.copying import wilson_interval
+    from accessibility_lib.figures import copying_plots
+
+    def rec(counts):
+        lo, hi = wilson_interval(np.asarray(counts), 50)
+        p = np.asarray(counts) / 50
+        return {"label": "x", "eval": {"length": N, "exact_rate": p, "ci_low": lo, "ci_high": hi, "char_acc": p}}
+
+    fig, (a1, a2, a3) = plt.subplots(1, 3)
+    step_counts, fall_counts = 50 * (N <= 8), [50, 50, 50, 50, 48, 30, 5, 0, 0, 0]
+    copying_plots.exact_panel(a1, rec(step_counts), cliffs.locate_cliff(N, step_counts, 50), 8, "C0")
+    copying_plots.exact_panel(a2, rec(fall_counts), cliffs.locate_cliff(N, fall_counts, 50), 8, "C1")
+    labels1, labels2 = a1.get_legend_handles_labels()[1], a2.get_legend_handles_labels()[1]
+    assert any("step" in s for s in labels1) and not any("logistic" in s for s in labels1)
+    assert any("logistic" in s for s in labels2) and not any("step" in s for s in labels2)
+    series = [("a", [(4, cliffs.locate_cliff(N, step_counts, 50))]), ("b", [(4, cliffs.locate_cliff(N, step_counts, 50))]),
+              ("c", [(8, cliffs.locate_cliff(N, np.full(10, 50), 50))])]  # fmt: skip
+    copying_plots.cliff_against(a3, series, ["C0", "C1", "C2"], spread=0.5)
+    x_of = {line.get_label(): float(line.get_xdata()[0]) for line in a3.get_lines()}
+    assert x_of["a"] == pytest.approx(3.75) and x_of["b"] == pytest.approx(4.0)  # equal ranges side by side
+    arrows = [c for c in a3.get_children() if type(c).__name__ == "Annotation"]
+    assert len(arrows) == 1 and x_of["c"] == pytest.approx(8.25)  # "beyond": an arrow up from the longest length
+    plt.close(fig)
+
+
+def test_the_finetune_script_writes_a_resumable_record(tmp_path):
+    """scripts/copying_finetune.py on the small pretrained nano: the record names its command, steps, wall time and
+    training accuracy while training (at each checkpoint) and the evaluated outcome when done."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from accessibility_lib.ground.paths import REPO_ROOT
+
+    out = tmp_path / "finetune_nano.json"
+    env = {**os.environ, "ACCESSIBILITY_RESULTS": str(tmp_path / "store"), "PYTHONPATH": str(REPO_ROOT)}
+    cmd = [sys.executable, str(REPO_ROOT / "scripts" / "copying_finetune.py"), "--base", "nano", "--max-steps", "4",
+           "--checkpoint-every", "2", "--out", str(out)]  # fmt: skip
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "step 2/4" in proc.stdout  # a checkpoint (and a partial record) before the end
+    art = json.loads(out.read_text())
+    assert art["status"] == "done" and art["settings"]["max_steps"] == 4 and art["progress"]["step"] == 4
+    assert art["provenance"]["command"].startswith("env PYTHONPATH=. .venv/bin/python scripts/copying_finetune.py")
+    assert "--checkpoint-every 2" in art["resume_command"] and art["progress"]["seconds"] > 0
+    (rec,) = art["runs"].values()
+    assert rec["train"]["steps"] == 4 and len(rec["eval"]["exact"]) == len(art["eval_params"]["eval_lengths"])
+    assert not list((tmp_path / "store").rglob("*.ckpt"))  # the checkpoint goes once the run is stored
