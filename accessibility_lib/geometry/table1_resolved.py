@@ -33,7 +33,15 @@ from accessibility_lib.ground.checks import check_real
 from accessibility_lib.theory import bounds
 from accessibility_lib.theory.fp_grid import float16_grid_count
 
-__all__ = ["ROW_NAMES", "REQUIRED", "rows_from_inputs", "ratio_sweep", "paper_implied_log2"]
+__all__ = [
+    "ROW_NAMES",
+    "REQUIRED",
+    "rows_from_inputs",
+    "shape_slopes",
+    "convergence_rows",
+    "ratio_sweep",
+    "paper_implied_log2",
+]
 
 ROW_NAMES = ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ellipsoid + variable ε")
 REQUIRED = ("d", "d_vocab", "r_l2", "r_inf", "eps", "cone_half_angle", "semi_axes", "lo", "hi", "cells")
@@ -154,3 +162,73 @@ def ratio_sweep(inp: dict, log2_x) -> dict:
         out["ellipsoid/ball"].append(C["ellipsoid"] / C["ball"])
         out["cells/ellipsoid"].append(C["ellipsoid + non-uniform cells"] / C["ellipsoid"])
     return out
+
+
+def shape_slopes(fit: dict, d_vocab: int, eps: float | None = None) -> dict:
+    """Ball, cone and ellipsoid slopes (tokens per vector) of one support fit at ε (default: the fit's).
+
+    Args:
+        fit: ``{"r_l2", "eps", "cone_half_angle", "semi_axes"}`` (a convergence entry or an inputs record).
+        d_vocab: |V|. eps: ε in embedding units.
+
+    Raises:
+        ValueError: missing keys, eps ≤ 0.
+    """
+    missing = [k for k in ("r_l2", "eps", "cone_half_angle", "semi_axes") if k not in fit]
+    if missing:
+        raise ValueError(f"fit lacks {missing}")
+    e = check_real("eps", fit["eps"] if eps is None else eps, minimum=0.0, min_inclusive=False)
+    a = np.asarray(fit["semi_axes"], dtype=np.float64)
+    d, lnV = a.size, math.log(d_vocab)
+    lp_ball = bounds.log_packing_ball(d, float(fit["r_l2"]), e, 1)
+    lp_cone = max(0.0, lp_ball + bounds.cone_log_fraction(d, float(fit["cone_half_angle"])))
+    return {"ball": lp_ball / lnV, "cone": lp_cone / lnV, "ellipsoid": float(np.sum(np.log1p(2.0 * a / e))) / lnV}
+
+
+def convergence_rows(convergence: list, d_vocab: int) -> list:
+    """Per nested sample size: embeddings, r, r∞, ε, the three shape slopes and their ratios (each at its own ε).
+
+    Returns:
+        a list of dicts ``{"n_embeddings", "r_l2", "r_inf", "eps", "ball", "cone", "ellipsoid",
+        "cone/ball", "ellipsoid/ball"}`` sorted by sample size.
+    """
+    out = []
+    for fit in sorted(convergence, key=lambda f: f["n_embeddings"]):
+        C = shape_slopes(fit, d_vocab)
+        out.append(
+            {
+                **{k: fit[k] for k in ("n_embeddings", "r_l2", "r_inf", "eps")},
+                **C,
+                "cone/ball": C["cone"] / C["ball"],
+                "ellipsoid/ball": C["ellipsoid"] / C["ball"],
+            }
+        )
+    return out
+
+
+def load_resolved(names, folder=None) -> tuple[dict, list]:
+    """The resolved-column artifacts of the models ``names`` that have one (JSON, ``book/data/support/resolved``).
+
+    Returns:
+        ``({name: artifact dict}, notes)``: one note per model without an artifact (or whose cells run did not
+        finish: then only its convergence fits are returned), naming the command that writes it.
+    """
+    import json
+    from pathlib import Path
+
+    from accessibility_lib.ground.paths import BOOK_DATA
+
+    root = Path(folder or BOOK_DATA / "support" / "resolved")
+    arts, notes = {}, []
+    for name in names:
+        path = root / f"{name}.json"
+        if not path.exists():
+            notes.append(
+                f"{name}: no resolved-cells artifact ({path.name}); write it with "
+                f"`nice .venv/bin/python scripts/table1_resolved.py --model {name}`"
+            )
+            continue
+        arts[name] = json.loads(path.read_text())
+        if "inputs" not in arts[name]:
+            notes.append(f"{name}: its artifact holds the convergence fits only (the cells run did not finish)")
+    return arts, notes

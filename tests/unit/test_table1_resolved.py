@@ -178,3 +178,16 @@ def test_resolved_ln_p_agrees_with_brute_force_on_nano(path):
     assert abs(diff.mean()) < 3 * se + 0.02, (diff.mean(), se)
     # tokens certified empty never got a brute-force hit
     assert counts[cells.tokens[cells.status == "empty"]].sum() == 0
+
+
+def test_convergence_rows_use_each_fits_own_eps():
+    fits = [
+        {"n_embeddings": 10, "r_l2": 2.0, "eps": 0.01, "cone_half_angle": 1.0, "semi_axes": [2.0, 2.0]},
+        {"n_embeddings": 5, "r_l2": 1.0, "eps": 0.01, "cone_half_angle": 1.0, "semi_axes": [1.0, 0.5]},
+    ]
+    for f in fits:
+        f["r_inf"] = 1.0
+    rows = T.convergence_rows(fits, 10)
+    assert [r["n_embeddings"] for r in rows] == [5, 10]
+    assert rows[1]["ellipsoid/ball"] == pytest.approx(1.0)  # semi-axes = r: the ellipsoid is the ball
+    assert rows[0]["ellipsoid"] == pytest.approx((math.log(201) + math.log(101)) / math.log(10))
