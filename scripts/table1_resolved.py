@@ -68,7 +68,7 @@ def _fit(x, eps_factor: float) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="a load_model name: nano, smollm2-135m, gemma-3-270m")
-    ap.add_argument("--n-tokens", type=int, default=1000, help="tokens of V whose cells are resolved")
+    ap.add_argument("--n-tokens", type=int, default=1000, help="tokens of V whose cells are resolved (0: the convergence fits only)")
     ap.add_argument("--reps", type=int, default=2, help="independent splitting runs per token")
     ap.add_argument("--moves", type=int, default=30, help="hit-and-run moves per splitting level")
     ap.add_argument("--particles", type=int, default=32)
@@ -128,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         "provenance": prov,
     }
     _write(out, data)  # the convergence part is kept even if the cells are interrupted
+    if args.n_tokens == 0:
+        print(f"wrote {out}: convergence fits only (--n-tokens 0)")
+        return 0
     W = handle.W_U.detach().float()
     b = handle.b_U.detach().float()
     ell = Ellipsoid(

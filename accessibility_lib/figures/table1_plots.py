@@ -76,6 +76,7 @@ def convergence_figure(arts: dict, paper_prompts: int = 10_000):
     axes[0].set_yscale("log")
     axes[0].set_ylabel("slope C (tokens per vector)")
     axes[1].set_ylabel("ratio of slopes")
-    legend_outside(axes[1])
+    legend_outside(axes[0], "below", fontsize=7, ncol=2)
+    legend_outside(axes[1], "below", fontsize=7, ncol=2)
     fig.tight_layout()
     return fig
