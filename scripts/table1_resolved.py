@@ -68,7 +68,9 @@ def _fit(x, eps_factor: float) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="a load_model name: nano, smollm2-135m, gemma-3-270m")
-    ap.add_argument("--n-tokens", type=int, default=1000, help="tokens of V whose cells are resolved (0: the convergence fits only)")
+    ap.add_argument(
+        "--n-tokens", type=int, default=1000, help="tokens of V whose cells are resolved (0: the convergence fits only)"
+    )
     ap.add_argument("--reps", type=int, default=2, help="independent splitting runs per token")
     ap.add_argument("--moves", type=int, default=30, help="hit-and-run moves per splitting level")
     ap.add_argument("--particles", type=int, default=32)
