@@ -33,7 +33,7 @@ from accessibility_lib.ground import provenance
 from accessibility_lib.ground.results import ResultStore, default_store
 from accessibility_lib.models.loading import load_model
 from accessibility_lib.runs import cramming_artifacts as CA
-from accessibility_lib.runs.cramming_units import DEFAULT_PER_M, CrammingUnit, run_cramming_unit
+from accessibility_lib.runs.cramming_units import COLD_START, DEFAULT_PER_M, CrammingUnit, run_cramming_unit
 
 LEGACY_GUESS = {"natural": 12, "random_words": 6, "random_tokens": 4}  # the first runner's start, per m
 
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
                 handle, replace(unit, design="bisect"), store, model_name=args.model, n_pred=start / 0.9
             )
             t_old = time.time() - t0
-            pred = predict_n50(m, new_n50, DEFAULT_PER_M[kind])
+            pred = predict_n50(m, new_n50, DEFAULT_PER_M[kind]) if new_n50 else COLD_START  # as predict_for
             t0 = time.time()
             new = run_cramming_unit(handle, unit, store, model_name=args.model, n_pred=pred)
             t_new = time.time() - t0

@@ -216,8 +216,15 @@ def main(argv: list[str] | None = None) -> int:
         return out
 
     def export(final: bool = False):
+        from accessibility_lib.runs.cramming_cost import plan_projection
+        from accessibility_lib.runs.cramming_summary import summarize
+
+        recs = records()
         prov_now = {**prov, "date": provenance.now_utc(), "wall_seconds_this_invocation": round(time.time() - t0, 1)}
-        CA.write_artifact(path, model=args.model, units=records(), provenance=prov_now)
+        # the plan's cost so far and what is left, projected from the finished units (planning estimate)
+        summaries = summarize({"format": 2, "units": recs})
+        prov_now["projection"] = {d: plan_projection(summaries, d) for d in sorted({u.dtype for u in all_units})}
+        CA.write_artifact(path, model=args.model, units=recs, provenance=prov_now)
         print(f"[{provenance.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
 
     todo = [u for u in units if extra.get(u.uid, {}).get("state") != "complete"]

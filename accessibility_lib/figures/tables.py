@@ -80,24 +80,3 @@ def html_table(rows: list[dict], index: str | None = None):
         "<tr>" + "".join(f"<td {pad}>{html.escape(str(r.get(c, '')))}</td>" for c in cols) + "</tr>" for r in rows
     )
     return HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-
-
-def _cell(value) -> str:
-    """A table cell's text with the characters that would break a Markdown table escaped."""
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def md_table(header: list, rows: list[list]):
-    """A Markdown table (``IPython.display.Markdown``): ``header`` cells, then one row per list.
-
-    Every cell is escaped: a ``|`` inside a cell (as in ``ln|V|``) no longer splits the row.
-
-    Example:
-        >>> md_table(["a", "b"], [[1, "ln|V|"]]).data
-        '| a | b |\\n|---|---|\\n| 1 | ln\\\\|V\\\\| |'
-    """
-    from IPython.display import Markdown
-
-    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return Markdown("\n".join(lines))

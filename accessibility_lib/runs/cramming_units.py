@@ -30,6 +30,7 @@ __all__ = [
     "PLANS",
     "BASE_STEPS",
     "DEFAULT_PER_M",
+    "COLD_START",
     "cramming_plan",
     "unit_settings",
     "run_cramming_unit",
@@ -39,8 +40,12 @@ __all__ = [
 
 #: the step budget of the units that make the slopes; the budget curve adds 2× and 4×
 BASE_STEPS = 300
-#: tokens per prompt vector assumed for the first search of a kind (the prediction of n50(1))
+#: tokens per prompt vector a bisection or progressive unit assumes for the first search of a kind
 DEFAULT_PER_M = {"natural": 12.0, "random_words": 8.0, "random_tokens": 4.0}
+#: where a sequential search with no prediction starts (tokens): it climbs from the shortest lengths,
+#: because a length below n50 is cheap (its successes stop early) and one above costs every target the
+#: whole step budget at the longest inputs — so without a prediction n50 is approached from below
+COLD_START = 2.0
 
 
 @dataclass(frozen=True)
@@ -184,13 +189,14 @@ def cramming_plan(model: str, plan: str) -> list[CrammingUnit]:
     return PLANS[(model, plan)]()
 
 
-def predict_for(unit: CrammingUnit, finished: list[tuple[CrammingUnit, float]]) -> float:
+def predict_for(unit: CrammingUnit, finished: list[tuple[CrammingUnit, float]]) -> float | None:
     """Where a unit's search starts, from the n50s already found for the same model (tokens).
 
     The same m at another budget (or target count) first — n50 grows by about half per doubling of the
     steps (chapter 3's budget curve) — else the line in m through the same kind, instrument, budget and
     dtype (:func:`accessibility_lib.experiments.n50_sequential.predict_n50`), else the same m with another
-    instrument, else :data:`DEFAULT_PER_M` [kind]·m.
+    instrument, else None: no prediction (:func:`run_cramming_unit` then starts a sequential search at
+    :data:`COLD_START` and a bisection at :data:`DEFAULT_PER_M` [kind]·m).
 
     Args:
         unit: the unit about to run.
@@ -208,7 +214,7 @@ def predict_for(unit: CrammingUnit, finished: list[tuple[CrammingUnit, float]]) 
     if line:
         return predict_n50(unit.m, line, DEFAULT_PER_M[unit.kind])
     other = [n for u, n in ok if u.kind == unit.kind and u.m == unit.m and u.max_steps == unit.max_steps]
-    return max(2.0, other[0]) if other else DEFAULT_PER_M[unit.kind] * unit.m
+    return max(2.0, other[0]) if other else None
 
 
 def run_cramming_series(handle: ModelHandle, units: list[CrammingUnit], store, *, model_name: str, show_progress=False):
@@ -255,8 +261,9 @@ def run_cramming_unit(
         unit: the :class:`CrammingUnit`.
         store: a :class:`~accessibility_lib.ground.results.ResultStore` (or None: nothing cached).
         model_name: the model's name in the store keys.
-        n_pred: predicted n50 (tokens) where a sequential search starts (default
-            :data:`DEFAULT_PER_M` [kind]·m; see :func:`accessibility_lib.experiments.n50_sequential.predict_n50`).
+        n_pred: predicted n50 (tokens) where the search starts (:func:`predict_for`); None: no prediction —
+            a sequential search climbs from :data:`COLD_START`, a bisection or progressive unit assumes
+            :data:`DEFAULT_PER_M` [kind]·m.
         should_stop: optional callable; True before a batch raises :class:`accessibility_lib.experiments.n50.StopSearch`.
         show_progress: a progress bar over crammed targets.
 
@@ -279,7 +286,8 @@ def run_cramming_unit(
         raise ValueError(f"unit {unit.uid} runs in {unit.dtype}; the model handle is in {dtype}")
     inst = get_instrument(unit.instrument)
     source = target_source(handle, unit.kind, unit.length_convention, seed=unit.seed, corpus=unit.corpus)
-    n_pred = DEFAULT_PER_M[unit.kind] * unit.m if n_pred is None else n_pred
+    cold = n_pred is None
+    n_pred = DEFAULT_PER_M[unit.kind] * unit.m if cold else n_pred
     settings = unit_settings(unit)
     if inst.protocol == "progressive":
         if unit.kind != "natural":
@@ -318,7 +326,7 @@ def run_cramming_unit(
     if unit.design == "bisect":
         kw.update(n_start=max(source.min_length, int(round(0.9 * n_pred))), n_probe=unit.n_targets, n_around=0)
     else:
-        kw.update(n_pred=n_pred)
+        kw.update(n_pred=COLD_START if cold else n_pred)
     return find_n50(
         handle,
         source,

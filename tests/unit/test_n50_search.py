@@ -191,3 +191,37 @@ def test_a_budget_read_off_a_longer_run_equals_running_that_budget(tmp_path):
     strip = lambda res: [(r["n"], r["target"], r["success"], r["steps"]) for r in res.outcomes]  # noqa: E731
     assert strip(nested) == strip(direct)
     assert any(r.get("derived_from") == 60 for r in nested.outcomes) and nested.runs < direct.runs
+
+
+def test_without_a_prediction_the_search_climbs_from_below_and_pays_less():
+    """Failures cost the whole budget at the longest inputs, successes far below n50 stop early: a search
+    with no prediction (predict_for -> None) starts at COLD_START and approaches n50 from below."""
+    from accessibility_lib.runs.cramming_units import COLD_START, CrammingUnit, predict_for
+
+    assert predict_for(CrammingUnit("natural", 1), []) is None
+    assert predict_for(CrammingUnit("natural", 2), [(CrammingUnit("natural", 1), 4.0)]) == pytest.approx(8.0)
+    n50, cap = 4.0, 300
+    ratios, errs = [], []
+    for rep in range(30):
+        rng = np.random.default_rng(rep)
+        memo = {}
+
+        def outcome(n, i):
+            if (n, i) not in memo:
+                ok = rng.random() < logistic(n, n50, 1.0)
+                memo[n, i] = (ok, max(1, int(cap * min(1.0, (n / (2 * n50)) ** 2))) if ok else cap)
+            return memo[n, i]
+
+        def ev(n, count):
+            return float(np.mean([outcome(n, i)[0] for i in range(count)])), count, 0
+
+        def cost(res):
+            return sum(outcome(int(n), i)[1] * n for n, t in zip(res.lengths, res.trials) for i in range(int(t)))
+
+        high = locate_n50_sequential(ev, 12, 256, n_trials=10)
+        cold = locate_n50_sequential(ev, COLD_START, 256, n_trials=10)
+        assert cold.bracketed and cold.fit.ok
+        ratios.append(cost(high) / cost(cold))
+        errs.append(cold.n50 - n50)
+    assert np.mean(ratios) > 1.3
+    assert abs(np.mean(errs)) < 1.0

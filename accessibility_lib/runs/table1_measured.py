@@ -1,0 +1,121 @@
+"""Table 1 on our own models: each support row's slope C over the cramming slope C_exp we measured.
+
+The paper's Table 1 (Section 5.2) prints, per model, theoretical slope / measured cramming slope for
+the ball (Cor 4.6), cone, ellipsoid and ellipsoid + cells rows. Here the measured slope is re-fitted
+from a stored cramming artifact (``book/data/cramming/<model>.json``, chapter 3) — complete units of one
+step budget, instrument and dtype — and the ratio carries the slope's interval:
+C / C_exp ∈ [C / hi, C / lo] for C_exp ∈ [lo, hi] (C itself is computed, not sampled, at the column's ε).
+
+Example:
+    >>> from accessibility_lib.experiments.slope_fit import fit_slope
+    >>> fit = fit_slope([1, 2, 3], [10.0, 20.0, 30.5], n50_ci=[(9, 11), (19, 21), (29, 32)])
+    >>> r, (lo, hi) = ratio(1000.0, fit)
+    >>> round(r, 1), lo < r < hi
+    (97.6, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from accessibility_lib.runs import cramming_artifacts as CA
+from accessibility_lib.runs import cramming_summary as CS
+from accessibility_lib.runs.cramming_units import BASE_STEPS
+
+__all__ = ["MeasuredSlope", "measured_slopes", "ratio", "ratio_text"]
+
+
+@dataclass
+class MeasuredSlope:
+    """One model's cramming slope for one target kind, from its stored artifact.
+
+    Attributes:
+        model, kind: e.g. ``"smollm2-135m"``, ``"natural"``.
+        fit: the :class:`~accessibility_lib.experiments.slope_fit.SlopeFit` (tokens per prompt vector), or
+            None with fewer than two complete m.
+        units: the complete :class:`~accessibility_lib.runs.cramming_summary.UnitSummary` it rests on, by m.
+        budget_label: the units' budget and instrument, e.g. "300 steps (no patience), paper".
+        cap_share: share of the units' failures that used the whole step budget (NaN without failures).
+    """
+
+    model: str
+    kind: str
+    fit: object
+    units: list
+    budget_label: str
+    cap_share: float
+
+    @property
+    def reliable(self) -> bool:
+        """Three or more bracketed n50 and a slope interval that excludes 0 (what a ratio may be taken of)."""
+        return self.fit is not None and self.fit.reliable
+
+    def describe(self) -> str:
+        """e.g. ``"C_exp = 11.2 [9.8, 12.6] (m = 1, 2, 3; R² 0.99)"`` or why there is none."""
+        ms = ", ".join(str(u.m) for u in self.units)
+        if self.fit is None:
+            return f"no slope (complete at m = {ms or 'none'})"
+        lo, hi = self.fit.ci
+        flag = (
+            ""
+            if self.reliable
+            else "; not reliable: " + ("fewer than 3 m" if self.fit.n_points < 3 else "interval includes 0")
+        )
+        return f"C_exp = {self.fit.slope:.1f} [{lo:.1f}, {hi:.1f}] (m = {ms}; R² {self.fit.r_squared:.2f}{flag})"
+
+
+def measured_slopes(
+    model: str,
+    *,
+    max_steps: int = BASE_STEPS,
+    instrument: str = "paper",
+    dtype: str = "float32",
+    artifact: dict | None = None,
+) -> dict[str, MeasuredSlope]:
+    """Target kind -> the model's cramming slope from its stored artifact (complete units only).
+
+    Args:
+        model: the artifact's model name (``book/data/cramming/<model>.json``).
+        max_steps, instrument, dtype: which units (one budget, one instrument, one dtype).
+        artifact: an artifact dict instead of the stored file (tests).
+
+    Raises:
+        accessibility_lib.runs.cramming_artifacts.ArtifactMissingError: no stored artifact (names the command).
+    """
+    art = artifact if artifact is not None else CA.load_artifact(model)
+    done = [s for s in CS.summarize(art) if s.state == "complete"]
+    out = {}
+    for kind, (pts, fit) in CS.slopes(done, max_steps, instrument=instrument, dtype=dtype).items():
+        fails = sum(u.failures for u in pts)
+        capped = sum(u.failures_at_cap for u in pts)
+        label = pts[0].budget_label if pts else ""
+        out[kind] = MeasuredSlope(model, kind, fit, pts, label, capped / fails if fails else float("nan"))
+    return out
+
+
+def ratio(C: float, fit) -> tuple[float, tuple[float, float]]:
+    """C / C_exp and its interval [C / hi, C / lo] from the slope's interval [lo, hi].
+
+    Args:
+        C: a theoretical slope (tokens per prompt vector), finite and > 0.
+        fit: a reliable :class:`~accessibility_lib.experiments.slope_fit.SlopeFit`.
+
+    Raises:
+        ValueError: C not finite and positive, or a slope whose interval does not exclude 0 (no ratio exists).
+    """
+    if not (np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be a finite positive slope (tokens per prompt vector), got {C}")
+    lo, hi = fit.ci
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo > 0):
+        raise ValueError(f"the measured slope's interval [{lo}, {hi}] does not exclude 0: C / C_exp has no bound")
+    return C / fit.slope, (C / hi, C / lo)
+
+
+def ratio_text(C: float | None, slope: MeasuredSlope, digits: int = 1) -> str:
+    """A table cell: ``"97.6 [82.8, 118.8]"``, or ``"—"`` without C or without a reliable slope."""
+    if C is None or not slope.reliable:
+        return "—"
+    r, (lo, hi) = ratio(C, slope.fit)
+    return f"{r:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"

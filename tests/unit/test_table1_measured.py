@@ -1,0 +1,44 @@
+"""Table 1 ratios against our measured cramming slopes: intervals, and no ratio without a reliable slope."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from accessibility_lib.experiments.slope_fit import fit_slope
+from accessibility_lib.runs import table1_measured as T
+
+
+def test_the_ratio_interval_is_the_slope_interval_inverted():
+    fit = fit_slope([1, 2, 3, 4], [5.0, 9.0, 14.0, 18.0], n50_ci=[(4, 6), (8, 10), (13, 15), (17, 19)])
+    r, (lo, hi) = T.ratio(100.0, fit)
+    assert r == pytest.approx(100.0 / fit.slope)
+    assert lo == pytest.approx(100.0 / fit.ci[1]) and hi == pytest.approx(100.0 / fit.ci[0])
+    assert lo < r < hi
+
+
+def test_no_ratio_without_a_slope_that_excludes_zero_or_a_positive_C():
+    flat = fit_slope([1, 2, 3], [5.0, 4.0, 6.0], n50_ci=[(1, 9), (1, 9), (1, 9)])
+    assert flat.ci[0] <= 0
+    with pytest.raises(ValueError, match="does not exclude 0"):
+        T.ratio(10.0, flat)
+    good = fit_slope([1, 2, 3], [5.0, 10.0, 15.0], n50_ci=[(4, 6), (9, 11), (14, 16)])
+    for bad in (0.0, -1.0, math.nan, math.inf):
+        with pytest.raises(ValueError, match="finite positive"):
+            T.ratio(bad, good)
+
+
+def test_nano_slopes_from_the_stored_artifact_only_complete_units_one_budget():
+    slopes = T.measured_slopes("nano")
+    assert set(slopes) >= {"natural", "random_words"}
+    for s in slopes.values():
+        assert all(u.state == "complete" and u.max_steps == 300 and u.instrument == "paper" for u in s.units)
+        assert [u.m for u in s.units] == sorted({u.m for u in s.units})
+        assert 0.0 <= s.cap_share <= 1.0
+        text = T.ratio_text(50.0, s)
+        if s.reliable:
+            r, (lo, hi) = T.ratio(50.0, s.fit)
+            assert text == f"{r:.1f} [{lo:.1f}, {hi:.1f}]"
+        else:
+            assert text == "—" and "not reliable" in s.describe() or s.fit is None
