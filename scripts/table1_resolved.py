@@ -65,6 +65,42 @@ def _fit(x, eps_factor: float) -> dict:
     }
 
 
+def _debias_existing(args, argv) -> int:
+    """The Jensen correction for an artifact whose runs predate it (one run a token: se² = L/N exactly)."""
+    import json as _json
+
+    import numpy as np
+
+    from accessibility_lib.geometry import table1_resolved as T
+    from accessibility_lib.ground import provenance
+    from accessibility_lib.ground.paths import BOOK_DATA
+
+    out = Path(args.out_dir or BOOK_DATA / "support" / "resolved") / f"{args.model}.json"
+    data = _json.loads(out.read_text())
+    cells = data["inputs"]["cells"]
+    st = cells["settings"]
+    if st.get("jensen_corrected"):
+        raise SystemExit(f"{out} is already corrected ({st['jensen_corrected']})")
+    if st.get("n_reps") != 1:
+        raise SystemExit("--debias-existing handles one run a token only (se² = L/N exactly)")
+    for i, (lp, se, status) in enumerate(zip(cells["log_p"], cells["se"], cells["status"])):
+        if status == "resolved":
+            cells["log_p"][i] = lp + se * se / 2
+    st["jensen_corrected"] = "post hoc by scripts/table1_resolved.py --debias-existing: + se²/2 = L/(2N)"
+    data["rows"] = T.rows_from_inputs(data["inputs"])
+    data["sweep"] = T.ratio_sweep(data["inputs"], np.arange(10.0, 20.01, 0.5))
+    argv_ = argv if argv is not None else sys.argv[1:]
+    data["provenance"]["debiased"] = {
+        "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/table1_resolved.py", *argv_]),
+        "commit": provenance.git_commit(),
+        "date": provenance.now_utc(),
+        "note": args.note,
+    }
+    _write(out, data)
+    print(f"corrected {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="a load_model name: nano, smollm2-135m, gemma-3-270m")
@@ -82,7 +118,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out-dir", default=None)
+    ap.add_argument(
+        "--debias-existing",
+        action="store_true",
+        help="add the Jensen correction + se²/2 (= L/2N for one run) to a stored artifact written before "
+        "combine_replicates applied it, then recompute its rows and sweep (no model is loaded)",
+    )
+    ap.add_argument("--note", default="", help="with --debias-existing: a note kept in the provenance")
     args = ap.parse_args(argv)
+    if args.debias_existing:
+        return _debias_existing(args, argv)
 
     import numpy as np
     import torch

@@ -274,6 +274,7 @@ def resolve_cells(
         "n_moves": n_moves,
         "max_levels": max_levels,
         "passes": [first_levels, max_levels],
+        "jensen_corrected": "in combine_replicates: + L/(2·N·R)",
         "directions": "coordinate",
         "seed": seed,
         "region": problem.region.get("kind"),
