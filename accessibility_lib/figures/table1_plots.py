@@ -21,7 +21,8 @@ def ratio_sweep_figure(arts: dict, paper_ratios: dict, implied: dict | None = No
     """Three panels (one per ratio) of our models' ratios against log2(2r/ε), the paper's columns marked.
 
     Args:
-        arts: ``{model: artifact}`` with a ``"sweep"`` entry (models without one are left out).
+        arts: ``{model: artifact}``; a model without resolved cells gets the shape ratios only
+            (:func:`~accessibility_lib.geometry.table1_resolved.sweep_of`).
         paper_ratios: ``{column: (cone/ball, ellipsoid/ball, cells/ellipsoid)}`` (the paper's Table 1).
         implied: ``{column: log2(2r/ε)}`` (default :func:`~accessibility_lib.geometry.table1_resolved.paper_implied_log2`).
 
@@ -30,11 +31,14 @@ def ratio_sweep_figure(arts: dict, paper_ratios: dict, implied: dict | None = No
     """
     implied = T.paper_implied_log2() if implied is None else implied
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4), sharex=True)
-    models = [m for m, a in arts.items() if "sweep" in a]
+    models = list(arts)
     colors = token_colors(max(2, len(models)))
+    sweeps = {m: T.sweep_of(arts[m]) for m in models}
     for k, (ax, ratio) in enumerate(zip(axes, RATIOS)):
         for i, m in enumerate(models):
-            sw = arts[m]["sweep"]
+            sw = sweeps[m]
+            if all(v != v for v in sw[ratio]):  # NaN: no resolved D for this model
+                continue
             ax.plot(sw["log2_x"], sw[ratio], "-", color=colors[i], label=m)
         for col, x in implied.items():
             ax.plot(
@@ -46,7 +50,8 @@ def ratio_sweep_figure(arts: dict, paper_ratios: dict, implied: dict | None = No
         ax.set_title(ratio, fontsize=10)
         ax.set_xlabel("log₂(2r/ε)")
     axes[0].set_ylabel("ratio of slopes")
-    legend_outside(axes[-1])
+    handles, labels = axes[0].get_legend_handles_labels()  # every model has its shape ratios
+    legend_outside(axes[-1], handles=handles, labels=labels)
     fig.tight_layout()
     return fig
 

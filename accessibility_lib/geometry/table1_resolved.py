@@ -232,3 +232,35 @@ def load_resolved(names, folder=None) -> tuple[dict, list]:
         if "inputs" not in arts[name]:
             notes.append(f"{name}: its artifact holds the convergence fits only (the cells run did not finish)")
     return arts, notes
+
+
+def shape_ratio_sweep(fit: dict, d_vocab: int, log2_x) -> dict:
+    """cone/ball and ellipsoid/ball of one support fit at 2r/ε = 2^k (no D needed; semi-axes fixed).
+
+    Returns:
+        ``{"log2_x", "cone/ball", "ellipsoid/ball", "cells/ellipsoid"}`` lists, the last all NaN.
+    """
+    ks = [float(k) for k in log2_x]
+    out = {"log2_x": ks, "cone/ball": [], "ellipsoid/ball": [], "cells/ellipsoid": [math.nan] * len(ks)}
+    for k in ks:
+        C = shape_slopes(fit, d_vocab, 2.0 * float(fit["r_l2"]) / 2.0**k)
+        out["cone/ball"].append(C["cone"] / C["ball"])
+        out["ellipsoid/ball"].append(C["ellipsoid"] / C["ball"])
+    return out
+
+
+def table_fit(art: dict) -> dict:
+    """The support fit a resolved artifact's table uses (its ``inputs``, else the matching convergence fit)."""
+    if "inputs" in art:
+        return art["inputs"]
+    return next(f for f in art["convergence"] if f["prompts_per_length"] == art["prompts_per_length"])
+
+
+def sweep_of(art: dict, log2_x=None) -> dict:
+    """An artifact's ratios against log2(2r/ε): its stored sweep, or (no D) the shape ratios of its fit."""
+    if "sweep" in art and log2_x is None:
+        return art["sweep"]
+    ks = np.arange(10.0, 20.01, 0.5) if log2_x is None else log2_x
+    if "inputs" in art:
+        return ratio_sweep(art["inputs"], ks)
+    return shape_ratio_sweep(table_fit(art), int(art["d_vocab"]), ks)
