@@ -191,3 +191,21 @@ def test_convergence_rows_use_each_fits_own_eps():
     assert [r["n_embeddings"] for r in rows] == [5, 10]
     assert rows[1]["ellipsoid/ball"] == pytest.approx(1.0)  # semi-axes = r: the ellipsoid is the ball
     assert rows[0]["ellipsoid"] == pytest.approx((math.log(201) + math.log(101)) / math.log(10))
+
+
+def test_shape_sweep_of_an_artifact_without_cells():
+    fit = {
+        "prompts_per_length": 4,
+        "r_l2": 2.0,
+        "eps": 0.01,
+        "cone_half_angle": math.pi / 3,
+        "semi_axes": [2.0, 1.0, 0.5],
+    }
+    art = {"d_vocab": 10, "prompts_per_length": 4, "convergence": [fit]}
+    sw = T.sweep_of(art, [12.0])
+    # ε = 2r/2^12 = 4/4096: ellipsoid/ball = Σ ln(1 + 2a_i·1024) / (3 ln(1 + 4096)), by hand
+    want = sum(math.log1p(2 * a * 1024) for a in (2.0, 1.0, 0.5)) / (3 * math.log1p(4096))
+    assert sw["ellipsoid/ball"][0] == pytest.approx(want)
+    assert math.isnan(sw["cells/ellipsoid"][0])
+    full = {**art, "inputs": _toy_inputs()}
+    assert T.sweep_of(full, [12.0])["cells/ellipsoid"] == pytest.approx([1.0])
