@@ -138,7 +138,7 @@ def test_rows_follow_the_papers_formulas():
 
 def test_paper_implied_ratios_from_the_ball_row():
     got = T.paper_implied_log2()
-    # Pythia-160M: 9.24·90.37·ln 50304/768 = ln(1 + 2r/ε) ⇒ 2r/ε ≈ 2^17.0 (PAPER.md's statement)
+    # Pythia-160M: 9.24·90.37·ln 50304/768 = ln(1 + 2r/ε) ⇒ 2r/ε ≈ 2^17.0
     assert got["Pythia-160M"] == pytest.approx(17.0, abs=0.05)
     assert got["Qwen-0.5B"] == pytest.approx(19.2, abs=0.05)
     assert got["Gemma-270M"] == pytest.approx(14.4, abs=0.05)
