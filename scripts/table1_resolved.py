@@ -1,7 +1,13 @@
 """Chapter 5's resolved Table 1 column of a model, its ε sweep and its sample-size convergence, as an artifact.
 
-    nice .venv/bin/python scripts/table1_resolved.py --model nano --n-tokens 1000 --brute-factor 100
-    nice .venv/bin/python scripts/table1_resolved.py --model smollm2-135m --n-tokens 64 --convergence 64,334
+    nice .venv/bin/python scripts/table1_resolved.py --model nano --n-tokens 1000 --reps 1 --particles 16 \
+        --moves 30 --convergence 64,334,1667 --brute-factor 100                      # ~35 min on a shared core
+    nice .venv/bin/python scripts/table1_resolved.py --model smollm2-135m --n-tokens 48 --reps 1 --particles 16 \
+        --moves 30 --convergence 64,334                                              # hours on a shared core
+    nice .venv/bin/python scripts/table1_resolved.py --model gemma-3-270m --n-tokens 0 --convergence 64,334
+
+(``--n-tokens 0``: the convergence fits only. ``--debias-existing`` adds the Jensen correction of
+``combine_replicates`` to an artifact written before it existed; the stored nano artifact was so corrected.)
 
 Writes ``book/data/support/resolved/<model>.json`` (JSON only), with:
 

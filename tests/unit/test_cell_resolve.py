@@ -162,3 +162,18 @@ def test_bad_input_is_refused():
         dual_bound(problem, 0, {1: 0.5})
     with pytest.raises(ValueError, match="region"):
         CellProblem.from_region(torch.zeros(5, 2), None, object())
+
+
+def test_combined_log_volume_carries_the_jensen_correction():
+    from accessibility_lib.geometry.cell_resolve import SplitResult
+
+    # one run of N = 16 particles and L = 8 levels: ln p̂ = raw + L/(2N) = −5 + 0.25, SE = √(L/N)
+    res = SplitResult(np.array([3]), np.array([-5.0]), np.array([8]), np.array([True]), np.array([0.1]))
+    comb = combine_replicates(res, 16)
+    assert comb["log_p"][0] == pytest.approx(-5.0 + 8 / 32)
+    assert comb["se"][0] == pytest.approx(math.sqrt(0.5))
+    # two runs with equal p̂: ln of their mean plus L/(2NR)
+    res2 = SplitResult(
+        np.array([3, 3]), np.array([-5.0, -5.0]), np.array([8, 8]), np.array([True, True]), np.array([0.1, 0.2])
+    )
+    assert combine_replicates(res2, 16)["log_p"][0] == pytest.approx(-5.0 + 8 / 64)
