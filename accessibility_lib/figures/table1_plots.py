@@ -1,0 +1,87 @@
+"""Chapter 5's figures of the resolved Table 1 column: the slope-free ratios against 2r/ε, and the support
+fit's convergence with the number of embeddings.
+
+Both draw stored artifacts (``book/data/support/resolved/<model>.json``, written by
+``scripts/table1_resolved.py``) through :mod:`accessibility_lib.geometry.table1_resolved`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from accessibility_lib.figures.plotting import legend_outside, token_colors
+from accessibility_lib.geometry import table1_resolved as T
+
+__all__ = ["RATIOS", "ratio_sweep_figure", "convergence_figure"]
+
+RATIOS = ("cone/ball", "ellipsoid/ball", "cells/ellipsoid")
+
+
+def ratio_sweep_figure(arts: dict, paper_ratios: dict, implied: dict | None = None):
+    """Three panels (one per ratio) of our models' ratios against log2(2r/ε), the paper's columns marked.
+
+    Args:
+        arts: ``{model: artifact}``; a model without resolved cells gets the shape ratios only
+            (:func:`~accessibility_lib.geometry.table1_resolved.sweep_of`).
+        paper_ratios: ``{column: (cone/ball, ellipsoid/ball, cells/ellipsoid)}`` (the paper's Table 1).
+        implied: ``{column: log2(2r/ε)}`` (default :func:`~accessibility_lib.geometry.table1_resolved.paper_implied_log2`).
+
+    Returns:
+        the matplotlib figure.
+    """
+    implied = T.paper_implied_log2() if implied is None else implied
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4), sharex=True)
+    models = list(arts)
+    colors = token_colors(max(2, len(models)))
+    sweeps = {m: T.sweep_of(arts[m]) for m in models}
+    for k, (ax, ratio) in enumerate(zip(axes, RATIOS)):
+        for i, m in enumerate(models):
+            sw = sweeps[m]
+            if all(v != v for v in sw[ratio]):  # NaN: no resolved D for this model
+                continue
+            ax.plot(sw["log2_x"], sw[ratio], "-", color=colors[i], label=m)
+        for col, x in implied.items():
+            ax.plot(
+                [x], [paper_ratios[col][k]], "k^", ms=5, label="paper's columns" if col == next(iter(implied)) else None
+            )
+            ax.annotate(
+                col, (x, paper_ratios[col][k]), fontsize=6, rotation=90, xytext=(2, 4), textcoords="offset points"
+            )
+        ax.set_title(ratio, fontsize=10)
+        ax.set_xlabel("log₂(2r/ε)")
+    axes[0].set_ylabel("ratio of slopes")
+    handles, labels = axes[0].get_legend_handles_labels()  # every model has its shape ratios
+    legend_outside(axes[-1], handles=handles, labels=labels)
+    fig.tight_layout()
+    return fig
+
+
+def convergence_figure(arts: dict, paper_prompts: int = 10_000):
+    """Ellipsoid/ball and cone/ball (each fit at its own ε) against the number of embeddings, per model.
+
+    Args:
+        arts: ``{model: artifact}`` with a ``"convergence"`` list. paper_prompts: marked as a vertical line.
+
+    Returns:
+        the matplotlib figure.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4))
+    colors = token_colors(max(2, len(arts)))
+    for i, (m, art) in enumerate(arts.items()):
+        rows = T.convergence_rows(art["convergence"], int(art["d_vocab"]))
+        n = [r["n_embeddings"] for r in rows]
+        axes[0].plot(n, [r["ellipsoid"] for r in rows], "o-", color=colors[i], label=f"{m}: ellipsoid")
+        axes[0].plot(n, [r["ball"] for r in rows], "s--", color=colors[i], label=f"{m}: ball")
+        axes[1].plot(n, [r["ellipsoid/ball"] for r in rows], "o-", color=colors[i], label=f"{m}: ellipsoid/ball")
+        axes[1].plot(n, [r["cone/ball"] for r in rows], "s:", color=colors[i], label=f"{m}: cone/ball")
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.axvline(paper_prompts, color="grey", lw=0.8, ls="--")
+        ax.set_xlabel("embeddings in the fit")
+    axes[0].set_yscale("log")
+    axes[0].set_ylabel("slope C (tokens per vector)")
+    axes[1].set_ylabel("ratio of slopes")
+    legend_outside(axes[0], "below", fontsize=7, ncol=2)
+    legend_outside(axes[1], "below", fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,266 @@
+"""Table 1 rows recomputed from what they rest on: semi-axes, cone angle, ε and the resolved D.
+
+The ``argmax_region`` column of :mod:`accessibility_lib.geometry.table1` fills the cells it does not see;
+here the cells row uses D resolved token by token (:mod:`accessibility_lib.geometry.cell_distribution`),
+and every row is a pure function of a small *inputs* record that the artifacts keep
+(``book/data/support/resolved/<model>.json``):
+
+    {"d", "d_vocab", "r_l2", "r_inf", "eps", "cone_half_angle" (radians), "semi_axes" (d,), "center" (d,),
+     "lo" (d,), "hi" (d,) (the samples' per-coordinate range), "cells": ResolvedCells.to_dict(),
+     "uniform_points": S (the uniform Monte Carlo the unhit share refers to)}
+
+Rows (Section 5.2–5.3 of the paper; ln P in nats, C = slope in tokens per prompt vector):
+
+- ball: ln P = d·ln(1 + 2r/ε), r = max ‖h‖₂; C = ln P/ln|V| (Cor 4.6).
+- cone: ln P = ball + ln frac(α) (exact cap fraction, α the enclosing half-angle), clipped at 0.
+- ellipsoid: ln P = Σ_i ln(1 + 2a_i/ε) over the semi-axes a_i of the enclosing axis-aligned ellipsoid.
+- ellipsoid + non-uniform cells: C = n* where the median of S_n (D resolved, empty cells as p = 0)
+  falls below −ln P_ellipsoid.
+- ellipsoid + variable ε: ln P = Σ_i ln(#float16 values in [lo_i, hi_i]) (the book's definition; no ε).
+
+:func:`ratio_sweep` evaluates the slope-free ratios (cone/ball, ellipsoid/ball, cells/ellipsoid) at
+other precisions ε = 2r/X, with the region and D held fixed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from accessibility_lib.geometry.cell_distribution import ResolvedCells, crossing_length_with_empty
+from accessibility_lib.ground.checks import check_real
+from accessibility_lib.theory import bounds
+from accessibility_lib.theory.fp_grid import float16_grid_count
+
+__all__ = [
+    "ROW_NAMES",
+    "REQUIRED",
+    "rows_from_inputs",
+    "shape_slopes",
+    "convergence_rows",
+    "ratio_sweep",
+    "paper_implied_log2",
+]
+
+ROW_NAMES = ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ellipsoid + variable ε")
+REQUIRED = ("d", "d_vocab", "r_l2", "r_inf", "eps", "cone_half_angle", "semi_axes", "lo", "hi", "cells")
+
+
+def paper_implied_log2() -> dict:
+    """log2(2r/ε) that each of the paper's Table 1 columns implies: its ball row solved for 2r/ε.
+
+    ball ratio = d·ln(1 + 2r/ε)/(ln|V|·C_exp) with C_exp the measured natural-text slope (paper §5), so
+    log2(2r/ε) = log2(exp(ratio·C_exp·ln|V|/d) − 1). Pythia-160M gives 2^17.0, Qwen-0.5B 2^19.2,
+    Gemma-270M 2^14.4.
+
+    Returns:
+        ``{column: log2(2r/ε)}`` over :data:`accessibility_lib.theory.paper.TABLE1_COLUMNS`.
+    """
+    from accessibility_lib.theory import paper
+
+    t1, models = paper.table1(), paper.models()
+    out = {}
+    for col, name in paper.TABLE1_COLUMNS.items():
+        m = models[name]
+        slope = (paper.MEASURED_SLOPES.get(col) or paper.MEASURED_SLOPES[name])[0]
+        x = t1["ball (Cor 4.6)"][col] * slope * math.log(m.d_vocab) / m.d_model
+        out[col] = math.log2(math.expm1(x))
+    return out
+
+
+def _check(inp: dict) -> None:
+    missing = [k for k in REQUIRED if k not in inp]
+    if missing:
+        raise ValueError(f"inputs lack {missing}; a Table 1 inputs record needs {list(REQUIRED)}")
+    d = int(inp["d"])
+    for k in ("semi_axes", "lo", "hi"):
+        if len(inp[k]) != d:
+            raise ValueError(f"inputs[{k!r}] must have d = {d} entries, got {len(inp[k])}")
+
+
+def rows_from_inputs(inp: dict, eps: float | None = None) -> dict:
+    """Every row of the column at precision ``eps`` (default: the stored ε), from ``inp`` alone.
+
+    Args:
+        inp: the inputs record (module docstring). eps: ε in embedding units (> 0).
+
+    Returns:
+        ``{row name: {"C", "log_packing", "eps", "two_r_over_eps", "from"}}``: slope (tokens per vector),
+        ln P (nats), the ε used (None for the variable-ε row) and what the row was computed from.
+
+    Raises:
+        ValueError: a record without the required keys or with wrong lengths, eps ≤ 0.
+    """
+    _check(inp)
+    e = check_real("eps", inp["eps"] if eps is None else eps, minimum=0.0, min_inclusive=False)
+    d, V, r = int(inp["d"]), int(inp["d_vocab"]), float(inp["r_l2"])
+    lnV = math.log(V)
+    a = np.asarray(inp["semi_axes"], dtype=np.float64)
+    x = 2.0 * r / e
+    lp_ball = bounds.log_packing_ball(d, r, e, 1)
+    alpha = float(inp["cone_half_angle"])
+    lp_cone = max(0.0, lp_ball + bounds.cone_log_fraction(d, alpha))
+    lp_ell = float(np.sum(np.log1p(2.0 * a / e)))
+    cells = ResolvedCells.from_dict(inp["cells"])
+    summ = cells.summary(-math.log(inp["uniform_points"]) if inp.get("uniform_points") else None)
+    n_star = crossing_length_with_empty(cells.log_p[cells.resolved], cells.q_empty, lp_ell)
+    lo, hi = np.asarray(inp["lo"], dtype=np.float64), np.asarray(inp["hi"], dtype=np.float64)
+    lp_var = float(np.sum(np.log(float16_grid_count(lo, hi))))
+    axes = {"largest": float(a.max()), "median": float(np.median(a)), "smallest": float(a.min()), "d": d}
+    return {
+        "ball": {"C": lp_ball / lnV, "log_packing": lp_ball, "eps": e, "two_r_over_eps": x, "from": {"r_l2": r}},
+        "cone": {
+            "C": lp_cone / lnV,
+            "log_packing": lp_cone,
+            "eps": e,
+            "two_r_over_eps": x,
+            "from": {"r_l2": r, "half_angle_deg": math.degrees(alpha)},
+        },
+        "ellipsoid": {
+            "C": lp_ell / lnV,
+            "log_packing": lp_ell,
+            "eps": e,
+            "two_r_over_eps": x,
+            "from": {"semi_axes": axes},
+        },
+        "ellipsoid + non-uniform cells": {
+            "C": n_star,
+            "log_packing": lp_ell,
+            "eps": e,
+            "two_r_over_eps": x,
+            "from": {"semi_axes": axes, "D": summ},
+        },
+        "ellipsoid + variable ε": {
+            "C": lp_var / lnV,
+            "log_packing": lp_var,
+            "eps": None,
+            "two_r_over_eps": None,
+            "from": {"float16 values per coordinate": "counted in [min_i, max_i] of the samples"},
+        },
+    }
+
+
+def ratio_sweep(inp: dict, log2_x) -> dict:
+    """Slope-free ratios at 2r/ε = 2^k for each k in ``log2_x`` (region and D fixed).
+
+    Returns:
+        ``{"log2_x": (K,), "cone/ball": (K,), "ellipsoid/ball": (K,), "cells/ellipsoid": (K,)}`` lists.
+
+    Raises:
+        ValueError: as :func:`rows_from_inputs`, or an empty ``log2_x``.
+    """
+    ks = [float(k) for k in log2_x]
+    if not ks:
+        raise ValueError("log2_x must name at least one value of log2(2r/ε)")
+    out = {"log2_x": ks, "cone/ball": [], "ellipsoid/ball": [], "cells/ellipsoid": []}
+    r = float(inp["r_l2"])
+    for k in ks:
+        rows = rows_from_inputs(inp, 2.0 * r / 2.0**k)
+        C = {n: rows[n]["C"] for n in ROW_NAMES}
+        out["cone/ball"].append(C["cone"] / C["ball"])
+        out["ellipsoid/ball"].append(C["ellipsoid"] / C["ball"])
+        out["cells/ellipsoid"].append(C["ellipsoid + non-uniform cells"] / C["ellipsoid"])
+    return out
+
+
+def shape_slopes(fit: dict, d_vocab: int, eps: float | None = None) -> dict:
+    """Ball, cone and ellipsoid slopes (tokens per vector) of one support fit at ε (default: the fit's).
+
+    Args:
+        fit: ``{"r_l2", "eps", "cone_half_angle", "semi_axes"}`` (a convergence entry or an inputs record).
+        d_vocab: |V|. eps: ε in embedding units.
+
+    Raises:
+        ValueError: missing keys, eps ≤ 0.
+    """
+    missing = [k for k in ("r_l2", "eps", "cone_half_angle", "semi_axes") if k not in fit]
+    if missing:
+        raise ValueError(f"fit lacks {missing}")
+    e = check_real("eps", fit["eps"] if eps is None else eps, minimum=0.0, min_inclusive=False)
+    a = np.asarray(fit["semi_axes"], dtype=np.float64)
+    d, lnV = a.size, math.log(d_vocab)
+    lp_ball = bounds.log_packing_ball(d, float(fit["r_l2"]), e, 1)
+    lp_cone = max(0.0, lp_ball + bounds.cone_log_fraction(d, float(fit["cone_half_angle"])))
+    return {"ball": lp_ball / lnV, "cone": lp_cone / lnV, "ellipsoid": float(np.sum(np.log1p(2.0 * a / e))) / lnV}
+
+
+def convergence_rows(convergence: list, d_vocab: int) -> list:
+    """Per nested sample size: embeddings, r, r∞, ε, the three shape slopes and their ratios (each at its own ε).
+
+    Returns:
+        a list of dicts ``{"n_embeddings", "r_l2", "r_inf", "eps", "ball", "cone", "ellipsoid",
+        "cone/ball", "ellipsoid/ball"}`` sorted by sample size.
+    """
+    out = []
+    for fit in sorted(convergence, key=lambda f: f["n_embeddings"]):
+        C = shape_slopes(fit, d_vocab)
+        out.append(
+            {
+                **{k: fit[k] for k in ("n_embeddings", "r_l2", "r_inf", "eps")},
+                **C,
+                "cone/ball": C["cone"] / C["ball"],
+                "ellipsoid/ball": C["ellipsoid"] / C["ball"],
+            }
+        )
+    return out
+
+
+def load_resolved(names, folder=None) -> tuple[dict, list]:
+    """The resolved-column artifacts of the models ``names`` that have one (JSON, ``book/data/support/resolved``).
+
+    Returns:
+        ``({name: artifact dict}, notes)``: one note per model without an artifact (or whose cells run did not
+        finish: then only its convergence fits are returned), naming the command that writes it.
+    """
+    import json
+    from pathlib import Path
+
+    from accessibility_lib.ground.paths import BOOK_DATA
+
+    root = Path(folder or BOOK_DATA / "support" / "resolved")
+    arts, notes = {}, []
+    for name in names:
+        path = root / f"{name}.json"
+        if not path.exists():
+            notes.append(
+                f"{name}: no resolved-cells artifact ({path.name}); write it with "
+                f"`nice .venv/bin/python scripts/table1_resolved.py --model {name}`"
+            )
+            continue
+        arts[name] = json.loads(path.read_text())
+        if "inputs" not in arts[name]:
+            notes.append(f"{name}: its artifact holds the convergence fits only (the cells run did not finish)")
+    return arts, notes
+
+
+def shape_ratio_sweep(fit: dict, d_vocab: int, log2_x) -> dict:
+    """cone/ball and ellipsoid/ball of one support fit at 2r/ε = 2^k (no D needed; semi-axes fixed).
+
+    Returns:
+        ``{"log2_x", "cone/ball", "ellipsoid/ball", "cells/ellipsoid"}`` lists, the last all NaN.
+    """
+    ks = [float(k) for k in log2_x]
+    out = {"log2_x": ks, "cone/ball": [], "ellipsoid/ball": [], "cells/ellipsoid": [math.nan] * len(ks)}
+    for k in ks:
+        C = shape_slopes(fit, d_vocab, 2.0 * float(fit["r_l2"]) / 2.0**k)
+        out["cone/ball"].append(C["cone"] / C["ball"])
+        out["ellipsoid/ball"].append(C["ellipsoid"] / C["ball"])
+    return out
+
+
+def table_fit(art: dict) -> dict:
+    """The support fit a resolved artifact's table uses (its ``inputs``, else the matching convergence fit)."""
+    if "inputs" in art:
+        return art["inputs"]
+    return next(f for f in art["convergence"] if f["prompts_per_length"] == art["prompts_per_length"])
+
+
+def sweep_of(art: dict, log2_x=None) -> dict:
+    """An artifact's ratios against log2(2r/ε): its stored sweep, or (no D) the shape ratios of its fit."""
+    if "sweep" in art and log2_x is None:
+        return art["sweep"]
+    ks = np.arange(10.0, 20.01, 0.5) if log2_x is None else log2_x
+    if "inputs" in art:
+        return ratio_sweep(art["inputs"], ks)
+    return shape_ratio_sweep(table_fit(art), int(art["d_vocab"]), ks)

@@ -1,0 +1,227 @@
+"""Chapter 5's resolved Table 1 column of a model, its ε sweep and its sample-size convergence, as an artifact.
+
+    nice .venv/bin/python scripts/table1_resolved.py --model nano --n-tokens 1000 --reps 1 --particles 16 \
+        --moves 30 --convergence 64,334,1667 --brute-factor 100                      # ~35 min on a shared core
+    nice .venv/bin/python scripts/table1_resolved.py --model smollm2-135m --n-tokens 48 --reps 1 --particles 16 \
+        --moves 30 --convergence 64,334                                              # hours on a shared core
+    nice .venv/bin/python scripts/table1_resolved.py --model gemma-3-270m --n-tokens 0 --convergence 64,334
+
+(``--n-tokens 0``: the convergence fits only. ``--debias-existing`` adds the Jensen correction of
+``combine_replicates`` to an artifact written before it existed; the stored nano artifact was so corrected.)
+
+Writes ``book/data/support/resolved/<model>.json`` (JSON only), with:
+
+- ``inputs``: what every Table 1 row is computed from (accessibility_lib.geometry.table1_resolved): d, |V|,
+  r (max L2), r∞, ε = r∞·2⁻¹¹, the enclosing cone's half-angle, the enclosing ellipsoid's centre and
+  semi-axes, the samples' per-coordinate range, and D: ln p_t with its SE for a uniform sample of tokens
+  (resolved by multilevel splitting, empty cells certified; accessibility_lib.geometry.cell_distribution);
+- ``rows``: every row recomputed from ``inputs`` (the chapter and tests/unit/test_table1_resolved.py
+  recompute them again from ``inputs`` alone);
+- ``sweep``: cone/ball, ellipsoid/ball, cells/ellipsoid at 2r/ε = 2^10 … 2^20 (region and D fixed);
+- ``convergence``: r, r∞, cone angle and semi-axes fitted on the first N prompts per length (nested
+  samples, forward passes only);
+- ``brute`` (with ``--brute-factor``): hit counts of S = factor·|V| uniform points in the same ellipsoid,
+  for every token, the independent check of the resolved ln p.
+
+The embeddings are random prompts (uniform non-special token ids) at each of ``--lengths``, as chapter 5's
+default preset; the table's column uses the first ``--n-per-length`` prompts of each length. Provenance
+(command, commit, machine, date, wall time per stage) is recorded in the artifact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+
+def _write(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=None, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+
+
+def _fit(x, eps_factor: float) -> dict:
+    import torch
+
+    from accessibility_lib.geometry import support_shape
+    from accessibility_lib.geometry.regions import enclosing_ellipsoid
+
+    xt = torch.as_tensor(x, dtype=torch.float64)
+    rad = support_shape.radii(xt)
+    eps = rad["linf"] * eps_factor
+    cone, _ = support_shape.fit_cone(xt)
+    ell = enclosing_ellipsoid(xt, eps)
+    return {
+        "n_embeddings": int(xt.shape[0]),
+        "r_l2": rad["l2"],
+        "r_inf": rad["linf"],
+        "eps": eps,
+        "cone_half_angle": float(cone.half_angle),
+        "semi_axes": ell.semi_axes.tolist(),
+        "center": ell.center.tolist(),
+        "lo": xt.min(dim=0).values.tolist(),
+        "hi": xt.max(dim=0).values.tolist(),
+    }
+
+
+def _debias_existing(args, argv) -> int:
+    """The Jensen correction for an artifact whose runs predate it (one run a token: se² = L/N exactly)."""
+    import json as _json
+
+    import numpy as np
+
+    from accessibility_lib.geometry import table1_resolved as T
+    from accessibility_lib.ground import provenance
+    from accessibility_lib.ground.paths import BOOK_DATA
+
+    out = Path(args.out_dir or BOOK_DATA / "support" / "resolved") / f"{args.model}.json"
+    data = _json.loads(out.read_text())
+    cells = data["inputs"]["cells"]
+    st = cells["settings"]
+    if st.get("jensen_corrected"):
+        raise SystemExit(f"{out} is already corrected ({st['jensen_corrected']})")
+    if st.get("n_reps") != 1:
+        raise SystemExit("--debias-existing handles one run a token only (se² = L/N exactly)")
+    for i, (lp, se, status) in enumerate(zip(cells["log_p"], cells["se"], cells["status"])):
+        if status == "resolved":
+            cells["log_p"][i] = lp + se * se / 2
+    st["jensen_corrected"] = "post hoc by scripts/table1_resolved.py --debias-existing: + se²/2 = L/(2N)"
+    data["rows"] = T.rows_from_inputs(data["inputs"])
+    data["sweep"] = T.ratio_sweep(data["inputs"], np.arange(10.0, 20.01, 0.5))
+    argv_ = argv if argv is not None else sys.argv[1:]
+    data["provenance"]["debiased"] = {
+        "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/table1_resolved.py", *argv_]),
+        "commit": provenance.git_commit(),
+        "date": provenance.now_utc(),
+        "note": args.note,
+    }
+    _write(out, data)
+    print(f"corrected {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True, help="a load_model name: nano, smollm2-135m, gemma-3-270m")
+    ap.add_argument(
+        "--n-tokens", type=int, default=1000, help="tokens of V whose cells are resolved (0: the convergence fits only)"
+    )
+    ap.add_argument("--reps", type=int, default=2, help="independent splitting runs per token")
+    ap.add_argument("--moves", type=int, default=30, help="hit-and-run moves per splitting level")
+    ap.add_argument("--particles", type=int, default=32)
+    ap.add_argument("--n-per-length", type=int, default=64, help="prompts per length for the table's column")
+    ap.add_argument("--lengths", default="4,16,64")
+    ap.add_argument("--convergence", default="64,334,1667", help="prompts per length of the nested fits")
+    ap.add_argument("--brute-factor", type=int, default=0, help="S = factor·|V| uniform points (0: none)")
+    ap.add_argument("--uniform-points", type=int, default=20000, help="S of the chapter's uniform Monte Carlo")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out-dir", default=None)
+    ap.add_argument(
+        "--debias-existing",
+        action="store_true",
+        help="add the Jensen correction + se²/2 (= L/2N for one run) to a stored artifact written before "
+        "combine_replicates applied it, then recompute its rows and sweep (no model is loaded)",
+    )
+    ap.add_argument("--note", default="", help="with --debias-existing: a note kept in the provenance")
+    args = ap.parse_args(argv)
+    if args.debias_existing:
+        return _debias_existing(args, argv)
+
+    import numpy as np
+    import torch
+
+    from accessibility_lib.geometry import cells as cells_mod
+    from accessibility_lib.geometry import table1_resolved as T
+    from accessibility_lib.geometry.cell_distribution import resolve_cells
+    from accessibility_lib.geometry.cell_problem import CellProblem
+    from accessibility_lib.geometry.embeddings import sample_embeddings
+    from accessibility_lib.geometry.regions import Ellipsoid
+    from accessibility_lib.ground import provenance
+    from accessibility_lib.ground.paths import BOOK_DATA
+    from accessibility_lib.models import fingerprint
+    from accessibility_lib.models.loading import load_model
+
+    torch.set_num_threads(args.threads)
+    out = Path(args.out_dir or BOOK_DATA / "support" / "resolved") / f"{args.model}.json"
+    lengths = [int(x) for x in args.lengths.split(",")]
+    conv_n = sorted({int(x) for x in args.convergence.split(",")} | {args.n_per_length})
+    eps_factor = 2.0**-11  # ε = r∞·2^-11 (the l2_fp16 convention of chapter 5's argmax_region column)
+    t0 = time.time()
+    handle = load_model(args.model)
+    argv_ = argv if argv is not None else sys.argv[1:]
+    prov = {
+        "command": " ".join(shlex.quote(a) for a in ["nice", ".venv/bin/python", "scripts/table1_resolved.py", *argv_]),
+        "commit": provenance.git_commit(),
+        "machine": provenance.machine_text(args.threads),
+        "date": provenance.now_utc(),
+        "weights": fingerprint.weights_fingerprint(handle),
+        "wall_seconds": {},
+    }
+    emb = sample_embeddings(handle, max(conv_n), lengths, seed=args.seed, desc=f"{args.model}: embeddings")
+    prov["wall_seconds"]["embeddings"] = round(time.time() - t0, 1)
+    convergence = [
+        {"prompts_per_length": n, **_fit(np.concatenate([emb[ell][:n] for ell in lengths]), eps_factor)} for n in conv_n
+    ]
+    base = next(c for c in convergence if c["prompts_per_length"] == args.n_per_length)
+    data = {
+        "model": args.model,
+        "d": int(handle.d_model),
+        "d_vocab": int(handle.d_vocab),
+        "lengths": lengths,
+        "prompts_per_length": args.n_per_length,
+        "convergence": convergence,
+        "provenance": prov,
+    }
+    _write(out, data)  # the convergence part is kept even if the cells are interrupted
+    if args.n_tokens == 0:
+        print(f"wrote {out}: convergence fits only (--n-tokens 0)")
+        return 0
+    W = handle.W_U.detach().float()
+    b = handle.b_U.detach().float()
+    ell = Ellipsoid(
+        torch.tensor(base["center"], dtype=torch.float64), torch.tensor(base["semi_axes"], dtype=torch.float64)
+    )
+    problem = CellProblem.from_region(W, b, ell)
+    t1 = time.time()
+    resolved = resolve_cells(
+        problem, args.n_tokens, seed=args.seed, n_reps=args.reps, n_particles=args.particles, n_moves=args.moves
+    )
+    prov["wall_seconds"]["cells"] = round(time.time() - t1, 1)
+    inputs = {
+        "d": int(handle.d_model),
+        "d_vocab": int(handle.d_vocab),
+        **{k: base[k] for k in ("r_l2", "r_inf", "eps", "cone_half_angle", "semi_axes", "center", "lo", "hi")},
+        "n_embeddings": base["n_embeddings"],
+        "eps_convention": "l2_fp16: r = max L2 norm, eps = r_inf * 2^-11",
+        "cells": resolved.to_dict(),
+        "uniform_points": args.uniform_points,
+    }
+    data["inputs"] = inputs
+    data["rows"] = T.rows_from_inputs(inputs)
+    data["sweep"] = T.ratio_sweep(inputs, np.arange(10.0, 20.01, 0.5))
+    if args.brute_factor > 0:
+        t2 = time.time()
+        S = args.brute_factor * int(handle.d_vocab)
+        cv = cells_mod.cell_volumes(W, b, ell, S, seed=args.seed + 1)
+        data["brute"] = {"n_samples": S, "seed": args.seed + 1, "counts": cv.counts.tolist()}
+        prov["wall_seconds"]["brute"] = round(time.time() - t2, 1)
+    prov["wall_seconds"]["total"] = round(time.time() - t0, 1)
+    _write(out, data)
+    s = data["rows"]["ellipsoid + non-uniform cells"]["from"]["D"]
+    print(
+        f"wrote {out}: {s['resolved']} resolved, {s['empty']} empty, E[ln p] = {s['mean_log_p']:.3f} ± {s['se_mean']:.3f}"
+    )
+    print({k: round(v["C"], 2) for k, v in data["rows"].items()}, math.log(int(handle.d_vocab)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
