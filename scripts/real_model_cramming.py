@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/real_model_cramming.py --model smollm2-135m --plan table1
     .venv/bin/python scripts/real_model_cramming.py --model gemma-3-270m --plan table1
-    .venv/bin/python scripts/real_model_cramming.py --model nano --plan instruments
+    .venv/bin/python scripts/real_model_cramming.py --model nano --plan instruments --out-dir book/data/cramming/instruments
 
 Each plan is a list of independent units (target kind × length convention × m × instrument × budget ×
 dtype, ``accessibility_lib.runs.cramming_units.PLANS``), each run by
@@ -100,10 +100,22 @@ def _prediction(unit, records: list[dict]) -> float:
     return predict_for(unit, finished)
 
 
+def _plans() -> list[tuple[str, str]]:
+    """(model, plan) pairs a run can ask for."""
+    from accessibility_lib.runs.cramming_units import PLANS
+
+    return list(PLANS)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="smollm2-135m, gemma-3-270m, nano or nano-mamba")
-    ap.add_argument("--plan", default="table1")
+    ap.add_argument(
+        "--plan",
+        default="table1",
+        help="the plan of units for the model (accessibility_lib.runs.cramming_units.PLANS): "
+        + "; ".join(f"{m} {p}" for m, p in sorted(_plans())),
+    )
     ap.add_argument("--dtype", default=None, help="run the plan's units in this dtype (float32 or bfloat16)")
     ap.add_argument("--workers", type=int, default=1, help="units run in parallel, one process each")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per worker")

@@ -215,7 +215,7 @@ _MODULE_CALL = re.compile(r"(?:get_input_embeddings\(\)|\.embed_tokens|\.embed_i
 # Functions allowed to touch embedding weights or modules, with the reason.
 _ALLOWED = {
     (
-        "accessibility_lib/experiments/copying_model.py",
+        "accessibility_lib/experiments/copying_bases.py",
         "cut_vocabulary",
     ): "weight surgery: keeps rows of the vocabulary",
     ("accessibility_lib/models/handle.py", "embed"): "ModelHandle.embed itself: the one path from ids to input vectors",

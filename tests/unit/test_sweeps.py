@@ -26,7 +26,11 @@ def test_units_of_paper_tiny_mirror_the_paper_preset():
     assert [u.chapter for u in tiny] == [u.chapter for u in paper]
     assert sum(u.chapter == "cramming" for u in tiny) == 2  # one unit per target kind, its m = 1..5 in order
     assert sum(u.chapter == "support" for u in tiny) == 7  # one analysis per model
-    assert sum(u.chapter == "copying" for u in tiny) == 3  # two bases at n ≤ 50, the first again at n ≤ 25
+    # the paper's two bases at n ≤ 50, the first again at the sweep lengths below 50 (preset sweep_lens)
+    from accessibility_lib.runs import presets
+
+    lens = presets.PRESETS["copying"]["paper"]["sweep_lens"]
+    assert sum(u.chapter == "copying" for u in tiny) == 2 + sum(L < 50 for L in lens) == 4
     for t, p in zip(tiny, paper):
         assert t.label == p.label.replace(p.model or "", t.model or "") if p.model else t.label == p.label
         if p.model:
