@@ -52,6 +52,24 @@ def _row(res) -> dict:
     }
 
 
+def _write(path: str | None, rows: list, argv, threads: int, final: bool) -> tuple[int, int]:
+    """Write the rows so far (after every (kind, m), so a killed benchmark keeps what it measured)."""
+    total_old = sum(r["bisect"]["token_steps"] for r in rows)
+    total_new = sum(r["sequential"]["token_steps"] for r in rows)
+    if path:
+        out = {
+            "rows": rows,
+            "complete": final,
+            "command": "python benchmarks/bench_n50_search.py " + " ".join(argv or os.sys.argv[1:]),
+            "commit": provenance.git_commit(),
+            "machine": provenance.machine_text(threads),
+            "date": provenance.now_utc(),
+            "ratio_total": total_old / max(total_new, 1),
+        }
+        Path(path).write_text(json.dumps(out, indent=1) + "\n")
+    return total_old, total_new
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="nano")
@@ -109,21 +127,11 @@ def main(argv=None) -> int:
                 f"inside: {inside}",
                 flush=True,
             )
-    total_old = sum(r["bisect"]["token_steps"] for r in rows)
-    total_new = sum(r["sequential"]["token_steps"] for r in rows)
+            _write(args.json, rows, argv, args.threads, final=False)
+    total_old, total_new = _write(args.json, rows, argv, args.threads, final=True)
     print(
         f"total: bisect {total_old:,} token-steps, sequential {total_new:,}: ratio {total_old / max(total_new, 1):.2f}"
     )
-    if args.json:
-        out = {
-            "rows": rows,
-            "command": "python benchmarks/bench_n50_search.py " + " ".join(argv or os.sys.argv[1:]),
-            "commit": provenance.git_commit(),
-            "machine": provenance.machine_text(args.threads),
-            "date": provenance.now_utc(),
-            "ratio_total": total_old / max(total_new, 1),
-        }
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
 
