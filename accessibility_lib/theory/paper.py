@@ -47,8 +47,8 @@ MEASURED_SLOPES: dict[str, tuple[float, float]] = {
     "Pythia-160M": (90.37, 44.13),
     "Pythia-410M": (111.14, 69.32),
     "Pythia-1B": (261.42, 137.22),
-    "Qwen2-0.5B": (71.02, 36.65),
-    "Qwen2-1.5B": (79.56, 36.38),
+    "Qwen2.5-0.5B": (71.02, 36.65),
+    "Qwen2.5-1.5B": (79.56, 36.38),
     "Llama-3.2-1B": (137.77, 71.30),
     "Gemma-3-270m": (44.54, 22.97),
     "Gemma-3-1B": (39.50, 7.02),
@@ -151,8 +151,8 @@ TABLE1_COLUMNS: dict[str, str] = {
     "Pythia-160M": "Pythia-160M",
     "Pythia-410M": "Pythia-410M",
     "Pythia-1B": "Pythia-1B",
-    "Qwen-0.5B": "Qwen2-0.5B",
-    "Qwen-1.5B": "Qwen2-1.5B",
+    "Qwen-0.5B": "Qwen2.5-0.5B",
+    "Qwen-1.5B": "Qwen2.5-1.5B",
     "Llama-1B": "Llama-3.2-1B",
     "Gemma-270M": "Gemma-3-270m",
 }
@@ -219,15 +219,21 @@ class PaperModel:
     kuratov_capacity: int | None
 
 
+#: the list labels its two Qwen-2.5 checkpoints (``Link to HF``: Qwen/Qwen2.5-0.5B, Qwen/Qwen2.5-1.5B)
+#: "Qwen2-0.5B" and "Qwen2-1.5B"; the book names every model by its checkpoint, as the paper's §5 does
+LIST_NAME_FIXES: dict[str, str] = {"Qwen2-0.5B": "Qwen2.5-0.5B", "Qwen2-1.5B": "Qwen2.5-1.5B"}
+
+
 @lru_cache(maxsize=1)
 def models() -> dict[str, PaperModel]:
-    """The ten models of the authors' list, by name (``models_list.csv``)."""
+    """The ten models of the authors' list, by name (``models_list.csv``; :data:`LIST_NAME_FIXES` applied)."""
     out = {}
     with open(DATA_DIR / "models_list.csv", newline="") as f:
         for row in csv.DictReader(f):
             cap = row["Max capacity, tokens (Kuratov)"].strip()
-            out[row["Model name"]] = PaperModel(
-                row["Model name"],
+            name = LIST_NAME_FIXES.get(row["Model name"], row["Model name"])
+            out[name] = PaperModel(
+                name,
                 row["Link to HF"],
                 int(row["Input hidden size"]),
                 int(row["Vocabulary size"]),

@@ -7,7 +7,11 @@ a remote one (``//`` or ``scheme://``) is reported as a Sphinx warning, which fa
 (``-W``). The widget runtime and MathJax are served from ``_static/abx`` (scripts/vendor_assets.py,
 no CDN is reachable where the book is built); they are re-copied after every build, also an up-to-date one.
 
-Enabled in ``_config.yml`` under ``sphinx: extra_extensions``.
+The execution status table (myst-nb's ``nb-exec-table``) marks each chapter with the emoji ✅ or ❌,
+which renders as an empty box on a machine without an emoji font; they become the words "succeeded" and
+"failed" (:func:`_status_words`).
+
+Enabled in ``_config.yml`` under ``sphinx: local_extensions``.
 """
 
 from __future__ import annotations
@@ -71,8 +75,23 @@ def _refresh_vendor(app: Any, exception: Exception | None) -> None:
             copy_asset(str(src), str(Path(app.outdir) / "_static"))
 
 
+_STATUS_WORDS = {"✅": "succeeded", "❌": "failed"}
+
+
+def _status_words(app: Any, doctree: Any, docname: str) -> None:
+    """The status table's ✅ / ❌ cells as words (no emoji font needed)."""
+    from docutils import nodes
+
+    for table in doctree.findall(nodes.table):
+        for text in list(table.findall(nodes.Text)):
+            word = _STATUS_WORDS.get(text.astext().strip())
+            if word is not None:
+                text.parent.replace(text, nodes.Text(word))
+
+
 def setup(app: Any) -> dict[str, Any]:
     # priority > 500: run after other extensions have added their assets to the page context
     app.connect("html-page-context", _strip_and_check, priority=900)
     app.connect("build-finished", _refresh_vendor)
+    app.connect("doctree-resolved", _status_words)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

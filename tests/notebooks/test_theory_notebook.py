@@ -60,8 +60,8 @@ def test_papermill_with_a_non_default_eps_convention(tmp_path: Path) -> None:
     assert "131,072" in sentence and "835.94" in sentence and "9.25 times" in sentence and "590.09" not in sentence
     verdict = next(line for line in text.splitlines() if line.startswith("Under **ε = r·2^-16**"))
     # the table's own ratio range, with the figures' slopes: Pythia-1B C = 2048·ln(1 + 2^17)/ln 50304 = 2229.2,
-    # 2229.2/261.42 = 8.53 (7.76 with the list's 287.4); Qwen2-1.5B 1517.0/79.56 = 19.07
-    assert "from 8.53 (Pythia-1B) to 19.07 (Qwen2-1.5B)" in verdict
+    # 2229.2/261.42 = 8.53 (7.76 with the list's 287.4); Qwen2.5-1.5B 1517.0/79.56 = 19.07
+    assert "from 8.53 (Pythia-1B) to 19.07 (Qwen2.5-1.5B)" in verdict
 
 
 def test_nbval_lax() -> None:

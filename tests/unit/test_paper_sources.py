@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _list_slopes() -> dict[str, float]:
     with open(DATA_DIR / "paper" / "models_list.csv", newline="") as f:
-        return {r["Model name"]: float(r["Slope exp"]) for r in csv.DictReader(f)}
+        return {paper.LIST_NAME_FIXES.get(r["Model name"], r["Model name"]): float(r["Slope exp"])
+                for r in csv.DictReader(f)}  # fmt: skip
 
 
 def test_figures_first_list_otherwise_and_the_disagreements_carried():

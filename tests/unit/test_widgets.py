@@ -109,7 +109,7 @@ def test_select_sets_the_documented_values() -> None:
     w.select("Pythia-160M", "rinf_fp16")
     assert (w.d, w.d_vocab, w.r, w.eps) == (768, 50304, 22.45, 22.45 * 2.0**-11)
     assert w.values()["C"] == pytest.approx(PYTHIA_C, rel=1e-12)
-    w.select("Qwen2-0.5B", "u_fp32")
+    w.select("Qwen2.5-0.5B", "u_fp32")
     assert (w.d, w.d_vocab, w.r, w.eps) == (896, 151936, 326.0, 326.0 * 2.0**-24)
     if "l2_fp16" in precision.CONVENTIONS:
         w.select("Pythia-1B", "l2_fp16")
@@ -174,7 +174,7 @@ def test_cramming_explorer_reproduces_table1_for_pythia_160m() -> None:
     assert round(v["ratio"], 2) == 6.53 == round(590.09 / 90.37, 2)
     assert v["ratio2r"] == pytest.approx(4096.0)
     assert v["slopePoints"] == pytest.approx(90.37, rel=0.01)
-    w.select("Qwen2-0.5B, random (paper, re-fitted)")
+    w.select("Qwen2.5-0.5B, random (paper, re-fitted)")
     assert (w.r, w.eps) == (226.75, 226.75 * 2.0**-11)
     assert w.values()["ratio"] == pytest.approx(896 * math.log(4097) / math.log(151936) / 36.65, rel=1e-12)
 
@@ -337,3 +337,32 @@ def test_js_cramming_and_conventions_equal_python() -> None:
             assert ratio2r == pytest.approx(v["ratio2r"], rel=1e-12)
     for c, (r, eps) in zip(convs, got["conv"]):
         assert (r, eps) == pytest.approx(convention_ball(c["key"], 271.0, 22.45), rel=1e-15), c["key"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_js_integer_sliders_land_on_the_models_values() -> None:
+    """A log slider for d over [16, 16384] moves in steps of 10^0.003 (×1.007), so dragging alone reaches 763
+    and 773 but never d = 768; with the menu's models' values listed, every position within half a step of
+    log10(768) gives exactly 768 (and |V| = 50,304 likewise), and positions elsewhere still give integers."""
+    lo, hi = 16, 16384
+    step = (math.log10(hi) - math.log10(lo)) / 1000
+    listed = [768, 1024, 2048, 896, 50304, 151936]
+    positions = [math.log10(768) + f * step for f in (-0.49, -0.2, 0.0, 0.3, 0.49)]
+    script = (
+        f"import {{ snapped }} from {json.dumps(JS.as_uri())};\n"
+        f"const step = {step}, list = {json.dumps(listed)};\n"
+        f"const near = {json.dumps(positions)}.map((p) => snapped('logint', p, {lo}, step, list));\n"
+        f"const bare = {json.dumps(positions)}.map((p) => snapped('logint', p, {lo}, step, null));\n"
+        f"const grid = Array.from({{length: 1001}}, (_, k) => snapped('logint', Math.log10({lo}) + k * step, {lo}, step, list));\n"
+        f"const vocab = snapped('logint', Math.log10(50304) + 0.4 * 0.0034, 2, 0.0034, list);\n"
+        f"const away = snapped('logint', Math.log10(768) + 0.6 * step, {lo}, step, list);\n"
+        "console.log(JSON.stringify({near, bare, grid, vocab, away}));\n"
+    )
+    got = _node(script)
+    assert got["near"] == [768] * 5
+    assert all(v == round(v) for v in got["grid"])  # integers everywhere
+    assert {768, 1024, 2048, 896} <= set(got["grid"])  # each listed value is reached by some slider position
+    assert 768 not in {round(10**p) for p in [math.log10(lo) + k * step for k in range(1001)]}  # not without snapping
+    assert got["vocab"] == 50304
+    assert got["away"] != 768 and got["away"] == round(10 ** (math.log10(768) + 0.6 * step))
+    assert all(v == round(10**p) for v, p in zip(got["bare"], positions, strict=True))

@@ -263,7 +263,7 @@ def check_series(series: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-_CURVE_MODELS = {"EleutherAI_pythia-160m": "Pythia-160M", "Qwen_Qwen2.5-0.5B": "Qwen2-0.5B"}
+_CURVE_MODELS = {"EleutherAI_pythia-160m": "Pythia-160M", "Qwen_Qwen2.5-0.5B": "Qwen2.5-0.5B"}
 
 
 def paper_cramming_series(convention: str = "rinf_fp16") -> list[dict[str, Any]]:

@@ -308,10 +308,11 @@ const STYLE = `
 .abx-menus label { display: inline-flex; gap: 6px; align-items: center; }
 .abx-menus select { max-width: 24em; font-size: 12.5px; }
 .abx-status { font-size: 12px; color: #444; margin: 2px 0 8px; }
-.abx-sliders { display: grid; grid-template-columns: minmax(7.5em, max-content) minmax(6em, 1fr) minmax(5.5em, 9em);
+.abx-sliders { display: grid; grid-template-columns: minmax(7.5em, max-content) minmax(6em, 1fr) 6.5em minmax(5.5em, 9em);
   gap: 3px 10px; align-items: center; }
 .abx-sliders input[type=range] { width: 100%; margin: 0; }
 .abx-sliders .abx-val { font-variant-numeric: tabular-nums; white-space: nowrap; }
+.abx-sliders .abx-num { width: 100%; box-sizing: border-box; font-size: 12px; font-variant-numeric: tabular-nums; }
 .abx-readout { margin: 8px 0 4px; display: grid; grid-template-columns: repeat(auto-fit, minmax(15em, 1fr)); gap: 2px 14px; }
 .abx-readout b { font-variant-numeric: tabular-nums; }
 .abx-legend { display: flex; flex-wrap: wrap; gap: 2px 16px; font-size: 12px; color: #333; margin-top: 2px; }
@@ -375,9 +376,29 @@ function fromPosition(kind, pos, lo) {
   return pos;
 }
 
-function makeSliders(model, specs, ranges, onInput) {
+// Integer quantities on a log slider (d, |V|) cannot reach every integer by dragging, so a slider position
+// within half a step of a listed value (the menu's models' d and |V|: `snaps(name)`) lands on it exactly;
+// every slider also has a number box: a typed value is clamped to the slider's range (integers rounded).
+export function snapped(kind, pos, lo, step, list) {
+  const v = fromPosition(kind, pos, lo);
+  if (kind !== "logint" || !list || !list.length) return v;
+  let best = null, dist = step / 2 + 1e-12;
+  for (const s of list) {
+    if (!(s > 0)) continue;
+    const dd = Math.abs(Math.log10(s) - pos);
+    if (dd <= dist) { best = s; dist = dd; }
+  }
+  return best === null ? v : best;
+}
+function boxText(kind, v) {
+  if (v === undefined || v === null || !Number.isFinite(Number(v))) return "";
+  return kind === "int" || kind === "logint" ? String(Math.round(v)) : String(Number(Number(v).toPrecision(6)));
+}
+
+function makeSliders(model, specs, ranges, onInput, snaps) {
   const grid = el("div", { class: "abx-sliders" });
-  const inputs = {}, vals = {};
+  const inputs = {}, vals = {}, boxes = {};
+  const integer = (kind) => kind === "int" || kind === "logint";
   for (const [name, label, kind] of specs) {
     const [lo, hi] = ranges(name);
     const lab = el("label", {}, label);
@@ -389,22 +410,41 @@ function makeSliders(model, specs, ranges, onInput) {
     input.value = String(Math.min(phi, Math.max(plo, toPosition(kind, model.get(name)))));
     input.id = `abx-${name}-${Math.random().toString(36).slice(2)}`;
     lab.htmlFor = input.id;
+    const box = el("input", { type: "number", class: "abx-num", "data-testid": `number-${name}`,
+      "aria-label": `${label}, exact value` });
+    box.step = integer(kind) ? "1" : "any";
+    box.min = String(lo); box.max = String(hi);
+    box.value = boxText(kind, model.get(name));
     const val = el("span", { class: "abx-val", "data-testid": `value-${name}` });
-    input.addEventListener("input", () => onInput(name, fromPosition(kind, Number(input.value), lo)));
-    grid.appendChild(lab); grid.appendChild(input); grid.appendChild(val);
-    inputs[name] = input; vals[name] = val;
+    input.addEventListener("input", () => {
+      const [lo2] = ranges(name);
+      onInput(name, snapped(kind, Number(input.value), lo2, Number(input.step), snaps ? snaps(name) : null));
+    });
+    box.addEventListener("change", () => {
+      const [lo2, hi2] = ranges(name);
+      let v = Number(box.value);
+      if (box.value.trim() === "" || !Number.isFinite(v)) { box.value = boxText(kind, model.get(name)); return; }
+      v = Math.min(hi2, Math.max(lo2, v));
+      if (integer(kind)) v = Math.min(Math.floor(hi2), Math.max(Math.ceil(lo2), Math.round(v)));
+      box.value = boxText(kind, v);
+      onInput(name, v);
+    });
+    grid.appendChild(lab); grid.appendChild(input); grid.appendChild(box); grid.appendChild(val);
+    inputs[name] = input; vals[name] = val; boxes[name] = box;
   }
   const sync = (name, kind) => {
     const [lo, hi] = ranges(name);
-    const input = inputs[name];
+    const input = inputs[name], box = boxes[name];
     const plo = toPosition(kind, lo), phi = toPosition(kind, hi);
     if (Number(input.min) !== plo || Number(input.max) !== phi) {
       input.min = String(plo); input.max = String(phi); input.step = kind === "int" ? "1" : String((phi - plo) / 1000);
+      box.min = String(lo); box.max = String(hi);
     }
     const pos = Math.min(phi, Math.max(plo, toPosition(kind, model.get(name))));
     if (Math.abs(Number(input.value) - pos) > 1e-12) input.value = String(pos);
+    if (document.activeElement !== box) box.value = boxText(kind, model.get(name));
   };
-  return { grid, inputs, vals, sync };
+  return { grid, inputs, vals, boxes, sync };
 }
 
 function save(model) {
@@ -515,12 +555,13 @@ function renderBound({ model, el: host }) {
     return (model.get("ranges") || {})[name] || [1, 100];
   };
   const specs = BOUND_SLIDERS[formula];
+  const snapTo = (name) => (name === "d" || name === "d_vocab" ? models.map((m) => m[name]) : null);
   const sliders = makeSliders(model, specs, rangeOf, (name, v) => {
     model.set(name, v);
     if (["eps", "r", "d", "d_vocab"].includes(name) && model.get("model") && !edited.includes(name)) edited.push(name);
     save(model);
     refresh();
-  });
+  }, snapTo);
   root.appendChild(sliders.grid);
 
   const readout = el("div", { class: "abx-readout" });
