@@ -67,6 +67,9 @@ PAPER_COPYING: dict[str, float | int] = {
     "letters": 26,
     "task_vocab": 30,
     "eval_strings_per_length": 12,
+    "lr": 1e-5,
+    "train_min_len": 5,
+    "context": 2048,
 }
 
 _FNV_OFFSET, _FNV_PRIME = np.uint64(0xCBF29CE484222325), np.uint64(0x100000001B3)

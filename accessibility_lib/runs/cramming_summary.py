@@ -30,6 +30,8 @@ class UnitSummary:
         token_steps: forward+backward token-steps behind the outcomes; seconds: wall time when finished.
         budget_label: e.g. "300 steps (no patience), paper".
         n_targets: targets at the lengths that pin the crossing (10 or 20).
+        patience: steps without improvement before a target is given up (None: none, every failure runs
+            the whole budget).
     """
 
     uid: str
@@ -52,6 +54,7 @@ class UnitSummary:
     token_steps: int = 0
     budget_label: str = ""
     n_targets: int = 10
+    patience: int | None = None
 
     @property
     def cap_share(self) -> float:
@@ -127,9 +130,33 @@ def summarize(artifact: dict) -> list[UnitSummary]:
                 else 0,
                 unit.budget_label,
                 int(u.get("n_targets", 10)),
+                patience=u.get("patience"),
             )
         )
     return out
+
+
+def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
+    """What the failures at the step cap say about a set of units (one model and target kind).
+
+    Returns:
+        (limited, text): ``limited`` is True when the units give up early (a patience) and still more than
+        half of their failures used the whole budget — the budget, not the model, ended them, so the n50s
+        are budget-limited lower estimates; False when half or fewer did; None when no unit has a patience
+        (then every failure runs the whole budget by construction and the share says nothing: a budget
+        curve, the same targets at larger budgets, is the test) or there is no failure. ``text`` says so.
+    """
+    fails = sum(u.failures for u in units)
+    at_cap = sum(u.failures_at_cap for u in units)
+    if not fails:
+        return None, "no failure"
+    share = f"{at_cap} of its {fails} failures used the whole step budget"
+    if all(u.patience is None for u in units):
+        return None, (share + " — by construction, with no patience, so this says nothing about convergence; "
+                      "a budget curve (the same targets at larger budgets) is the test")
+    if at_cap > fails / 2:
+        return True, share + ", so its n50s are budget-limited lower estimates"
+    return False, share
 
 
 def slopes(

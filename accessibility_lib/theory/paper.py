@@ -32,6 +32,9 @@ __all__ = [
     "Slope",
     "measured_slope",
     "AUTHORS_N50_M1",
+    "EMBED_PROMPTS",
+    "AUTHORS_SWEEP_MIN_LENGTH",
+    "AUTHORS_EMBED_LENGTHS",
     "TABLE1_ROW_RATIOS",
     "AUTHORS_CONV_SLOPES",
     "AUTHORS_CONV_SLOPE_ORDER_BUG",
@@ -145,6 +148,16 @@ def measured_slope(name: str, kind: str = "natural") -> Slope:
 #: natural (PG19) and random words: from the cramming results published in the authors' replication
 #: repository, not from the paper's text.
 AUTHORS_N50_M1: dict[str, dict[str, float]] = {"Gemma-3-270m": {"natural": 17.07, "random_words": 10.00}}
+
+#: The shortest target length the authors' cramming sweep tries (MIN_LENGTH in the replication repository's
+#: cramming/scripts/run_replicability_adaptive.sh): an n50 at or below it is the sweep's floor, not a crossing.
+AUTHORS_SWEEP_MIN_LENGTH = 10
+
+#: The support is fitted to about this many random prompts (paper §5.2; lengths near 1,000 suffice by its
+#: Fig 9); the authors' sampling code draws this many prompts of uniform random token ids ...
+EMBED_PROMPTS = 10_000
+#: ... at lengths from 4 to 4,096 tokens (the replication repository's embedding sampler).
+AUTHORS_EMBED_LENGTHS = (4, 4096)
 
 #: Table 1's columns, in the paper's order, with the models_list name of each.
 TABLE1_COLUMNS: dict[str, str] = {

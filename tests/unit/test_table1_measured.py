@@ -42,3 +42,26 @@ def test_nano_slopes_from_the_stored_artifact_only_complete_units_one_budget():
             assert text == f"{r:.1f} [{lo:.1f}, {hi:.1f}]"
         else:
             assert text == "—" and "not reliable" in s.describe() or s.fit is None
+
+
+def _unit(failures: int, at_cap: int, patience):
+    import numpy as np
+
+    from accessibility_lib.runs.cramming_summary import UnitSummary
+
+    e = np.zeros(0)
+    return UnitSummary("u", "natural", 1, 300, "complete", e, e, e, None, 0, 0, None,
+                       failures=failures, failures_at_cap=at_cap, patience=patience)  # fmt: skip
+
+
+def test_budget_reading_decides_only_with_a_patience():
+    """Without a patience every failure runs the whole budget by construction: the share at the cap says
+    nothing (None), where with a patience more than half at the cap means budget-limited."""
+    from accessibility_lib.runs.cramming_summary import budget_reading
+
+    limited, text = budget_reading([_unit(11, 11, None), _unit(16, 16, None)])
+    assert limited is None and "27 of its 27" in text and "by construction" in text
+    assert budget_reading([_unit(10, 7, 100)])[0] is True
+    assert budget_reading([_unit(10, 5, 100)])[0] is False  # exactly half: not more than half
+    assert budget_reading([_unit(0, 0, 100)]) == (None, "no failure")
+    assert budget_reading([_unit(4, 4, None), _unit(6, 1, 100)])[0] is False  # one unit with patience decides

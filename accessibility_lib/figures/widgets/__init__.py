@@ -347,7 +347,8 @@ class CrammingExplorer(anywidget.AnyWidget):
         Returns:
             ``C`` (Cor 4.6, tokens per vector), ``slope`` (the series' C_exp, or the least-squares slope of its
             points), ``slopePoints`` (least-squares slope with intercept of its points; None with fewer than
-            two distinct m), ``ratio`` = C / slope (None when slope ≤ 0 or missing), ``ratio2r`` = 2r/ε.
+            two distinct m), ``ratio`` = C / slope (None when slope ≤ 0 or missing, or when the series marks its slope
+            not reliable: fewer than three bracketed n50 or an interval that includes 0), ``ratio2r`` = 2r/ε.
 
         Raises:
             ValueError: on an unknown axis or series, r or ε not > 0.
@@ -371,6 +372,6 @@ class CrammingExplorer(anywidget.AnyWidget):
             "C": C,
             "slope": slope,
             "slopePoints": slope_points,
-            "ratio": C / slope if slope is not None and slope > 0 else None,
+            "ratio": C / slope if slope is not None and slope > 0 and s.get("reliable") is not False else None,
             "ratio2r": 2.0 * r / eps,
         }

@@ -258,6 +258,7 @@ def check_series(series: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "convention": str(s.get("convention", "")),
                 "slope": _finite_or_none(slope),
                 "slope_source": str(s.get("slope_source", "") or ""),
+                "reliable": None if s.get("reliable") is None else bool(s.get("reliable")),
             }
         )
     return out
@@ -321,11 +322,14 @@ def series_from_fits(
     convention: str,
     slope: float | None = None,
     slope_source: str = "",
+    reliable: bool | None = None,
 ) -> dict[str, Any]:
     """A cramming series from sigmoid fits ``{m: SigmoidFit}`` (e.g. a chapter's own runs).
 
     Fits without a bracketed crossing (``ok`` False) are left out. With ``slope`` None the explorer uses the
-    least-squares slope of the points (the ``fit_slope`` line with intercept).
+    least-squares slope of the points (the ``fit_slope`` line with intercept). ``reliable`` False (the
+    series' slope rests on fewer than three bracketed n50 or its interval includes 0) shows the points but
+    takes no ratio C / C_exp of them.
 
     Raises:
         ValueError: if no fit has a crossing, or as :func:`check_series`.
@@ -349,6 +353,7 @@ def series_from_fits(
                 "convention": convention,
                 "slope": slope,
                 "slope_source": slope_source,
+                "reliable": reliable,
             }
         ]
     )[0]

@@ -81,7 +81,8 @@ export function olsSlope(points) {
 
 // The cramming explorer's numbers for one series s = {d, vocab, points, slope?} at (ε, r): the bound
 // C (Cor 4.6), the measured slope (the series' own `slope` when given, e.g. the paper's reported one,
-// else the least-squares slope of its points) and the ratio C / slope of Table 1 (null if slope ≤ 0).
+// else the least-squares slope of its points) and the ratio C / slope of Table 1 (null if slope ≤ 0, or if
+// the series marks its slope not reliable: s.reliable === false).
 export function computeCramming(s, eps, r) {
   const L = log1pRatio(r, eps);
   const C = (s.d * L) / Math.log(s.d_vocab);
@@ -90,7 +91,8 @@ export function computeCramming(s, eps, r) {
   const slope = given ? s.slope : fit ? fit.slope : null;
   return {
     L, C, log10Ratio2rEps: (LN2 + Math.log(r) - Math.log(eps)) / LN10, slope,
-    slopePoints: fit ? fit.slope : null, ratio: slope !== null && slope > 0 ? C / slope : null,
+    slopePoints: fit ? fit.slope : null, unreliable: s.reliable === false,
+    ratio: slope !== null && slope > 0 && s.reliable !== false ? C / slope : null,
   };
 }
 
@@ -862,7 +864,9 @@ function renderCramming({ model, el: host }) {
     setOut(outs.C, fmt(out.C, 5), out.C);
     setOut(outs.slope, out.slope === null ? "not available (fewer than two m)" : `${fmt(out.slope, 4)} tokens / vector (${s.slope_source || "least-squares fit of the points"})`, out.slope);
     setOut(outs.ratio, out.ratio === null ? "undefined: the measured slope is not positive" : fmt(out.ratio, 3), out.ratio);
-    if (out.ratio === null) outs.ratio.textContent = out.slope === null ? "not available" : "not defined (measured slope ≤ 0)";
+    if (out.ratio === null) outs.ratio.textContent = out.unreliable
+      ? "not taken: the slope is not reliable (fewer than three m, or its interval includes 0)"
+      : out.slope === null ? "not available" : "not defined (measured slope ≤ 0)";
     setOut(outs.slopePoints, out.slopePoints === null ? "not available (fewer than two m)" : fmt(out.slopePoints, 4), out.slopePoints);
     drawCramming(svg, legend, s, out, model.get("axis"), mMax);
   }
