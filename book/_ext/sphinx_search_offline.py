@@ -6,7 +6,7 @@ readers to open the site, so results showed titles only; and over http the snipp
 ``[role=main]`` block, page furniture (buttons, "Contents", prev/next), hidden code and raw ``\\(C\\)`` included.
 
 After an html build this extension reads every written page, keeps its article (``article.bd-article``)
-without hidden or removed code cells, navigation, buttons, scripts, styles, SVG and images, turns TeX into
+without code-cell inputs (hidden or shown), navigation, buttons, scripts, styles, SVG and images, turns TeX into
 plain text (:func:`tex_to_text`), strips every attribute but ``id`` (the section anchors Sphinx's summaries
 look up) and writes the result to ``_static/search_pages.js`` as ``window.BOOK_SEARCH_PAGES`` (docname →
 HTML). The search page alone loads it and ``book/_theme/search_offline.js``, which answers Sphinx's fetch
@@ -36,8 +36,7 @@ REMOVE = (
     "button",
     "summary",
     "form",
-    "details.above-input",
-    ".tag_remove-input .cell_input",
+    ".cell_input",  # code, hidden or shown: a snippet shows what the page says, not its code
     ".tag_hide-cell",
     ".tag_remove-cell",
     ".headerlink",

@@ -310,7 +310,7 @@ const STYLE = `
 .abx-menus label { display: inline-flex; gap: 6px; align-items: center; }
 .abx-menus select { max-width: 24em; font-size: 12.5px; }
 .abx-status { font-size: 12px; color: #444; margin: 2px 0 8px; }
-.abx-sliders { display: grid; grid-template-columns: minmax(7.5em, max-content) minmax(6em, 1fr) 6.5em minmax(5.5em, 9em);
+.abx-sliders { display: grid; grid-template-columns: minmax(7.5em, max-content) minmax(6em, 1fr) 8.5em minmax(5.5em, 9em);
   gap: 3px 10px; align-items: center; }
 .abx-sliders input[type=range] { width: 100%; margin: 0; }
 .abx-sliders .abx-val { font-variant-numeric: tabular-nums; white-space: nowrap; }

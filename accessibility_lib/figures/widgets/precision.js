@@ -65,20 +65,26 @@ function svgEl(tag, attrs = {}) {
   return e;
 }
 
+// exponents as superscript characters (text nodes and SVG text cannot hold <sup>), as the other explorers write them
+const SUPERS = { "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹", "-": "⁻" };
+function sup(k) {
+  return String(k).split("").map((c) => SUPERS[c] || c).join("");
+}
+
 function fmt(x, digits = 4) {
   if (x == null) return "—";
   if (!Number.isFinite(x)) return String(x);
   const a = Math.abs(x);
   if (a !== 0 && (a >= 1e6 || a < 1e-3)) {
     const k = Math.floor(Math.log10(a));
-    return `${(x / 10 ** k).toFixed(3)}×10^${k}`;
+    return `${(x / 10 ** k).toFixed(3)}×10${sup(k)}`;
   }
   return Number(x.toPrecision(digits)).toString();
 }
 
 function pow10(log10x) {
   const k = Math.floor(log10x);
-  return `${(10 ** (log10x - k)).toFixed(3)}×10^${k}`;
+  return `${(10 ** (log10x - k)).toFixed(3)}×10${sup(k)}`;
 }
 
 function render({ model, el: host }) {
@@ -177,7 +183,7 @@ function render({ model, el: host }) {
     }
     for (let k = Math.ceil(lo); k <= Math.floor(hi); k++) {
       const t = svgEl("text", { x: String(X(10 ** k) - 8), y: "145", "font-size": "11", fill: "#555" });
-      t.textContent = `10^${k}`;
+      t.textContent = `10${sup(k)}`;
       svg.appendChild(t);
     }
   }
