@@ -9,6 +9,19 @@
 (``--n-tokens 0``: the convergence fits only. ``--debias-existing`` adds the Jensen correction of
 ``combine_replicates`` to an artifact written before it existed; the stored nano artifact was so corrected.)
 
+Resumable: the embeddings and every resolved token go to the result store (``$ACCESSIBILITY_RESULTS``, else
+``results/``; accessibility_lib.geometry.cell_resume) as soon as they are done, so the same command run
+again after a kill skips them and writes the same artifact (provenance apart). While it runs, the artifact
+is rewritten every ``--write-every`` tokens or ``--write-minutes`` with the tokens done so far and
+``"state": "partial"``, ``"tokens_done"``, ``"tokens_planned"`` (chapter 5 says so); ``"state": "complete"``
+at the end. The tokens are resolved in a uniform random order of V (every prefix a uniform sample; a
+larger ``--n-tokens`` extends a run). The ≥ 1000-token runs of issue 23, in the background:
+
+    nohup nice -n 10 .venv/bin/python scripts/table1_resolved.py --model smollm2-135m --n-tokens 1000 --reps 1 \
+        --particles 16 --moves 30 --convergence 64,334 > smollm2-cells.log 2>&1 &
+    nohup nice -n 10 .venv/bin/python scripts/table1_resolved.py --model gemma-3-270m --n-tokens 1000 --reps 1 \
+        --particles 16 --moves 30 --convergence 64,334 > gemma-cells.log 2>&1 &
+
 Writes ``book/data/support/resolved/<model>.json`` (JSON only), with:
 
 - ``inputs``: what every Table 1 row is computed from (accessibility_lib.geometry.table1_resolved): d, |V|,
