@@ -134,6 +134,7 @@ def test_the_fused_coordinate_move_takes_the_chords_step(shape):
 def test_the_script_resumes_and_extends_to_the_same_artifact(tmp_path):
     def run(store, n, out):
         env = {**os.environ, "ACCESSIBILITY_RESULTS": str(tmp_path / store), "ACCESSIBILITY_PROGRESS": "0"}
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])  # this checkout's library
         cmd = [sys.executable, "scripts/table1_resolved.py", "--model", "nano", "--n-tokens", str(n), "--reps", "1"]
         cmd += ["--particles", "8", "--moves", "4", "--convergence", "16", "--n-per-length", "16", "--lengths", "4,16"]
         cmd += ["--chunk", "2", "--write-every", "2", "--out-dir", str(tmp_path / out)]
