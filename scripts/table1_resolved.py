@@ -9,6 +9,19 @@
 (``--n-tokens 0``: the convergence fits only. ``--debias-existing`` adds the Jensen correction of
 ``combine_replicates`` to an artifact written before it existed; the stored nano artifact was so corrected.)
 
+Resumable: the embeddings and every resolved token go to the result store (``$ACCESSIBILITY_RESULTS``, else
+``results/``; accessibility_lib.geometry.cell_resume) as soon as they are done, so the same command run
+again after a kill skips them and writes the same artifact (provenance apart). While it runs, the artifact
+is rewritten every ``--write-every`` tokens or ``--write-minutes`` with the tokens done so far and
+``"state": "partial"``, ``"tokens_done"``, ``"tokens_planned"`` (chapter 5 says so); ``"state": "complete"``
+at the end. The tokens are resolved in a uniform random order of V (every prefix a uniform sample; a
+larger ``--n-tokens`` extends a run). The ≥ 1000-token runs of issue 23, in the background:
+
+    nohup nice -n 10 .venv/bin/python scripts/table1_resolved.py --model smollm2-135m --n-tokens 1000 --reps 1 \
+        --particles 16 --moves 30 --convergence 64,334 > smollm2-cells.log 2>&1 &
+    nohup nice -n 10 .venv/bin/python scripts/table1_resolved.py --model gemma-3-270m --n-tokens 1000 --reps 1 \
+        --particles 16 --moves 30 --convergence 64,334 > gemma-cells.log 2>&1 &
+
 Writes ``book/data/support/resolved/<model>.json`` (JSON only), with:
 
 - ``inputs``: what every Table 1 row is computed from (accessibility_lib.geometry.table1_resolved): d, |V|,
@@ -121,6 +134,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--convergence", default="64,334,1667", help="prompts per length of the nested fits")
     ap.add_argument("--brute-factor", type=int, default=0, help="S = factor·|V| uniform points (0: none)")
     ap.add_argument("--uniform-points", type=int, default=20000, help="S of the chapter's uniform Monte Carlo")
+    ap.add_argument(
+        "--batch", type=int, default=8, help="splitting runs advanced together (results do not depend on it)"
+    )
+    ap.add_argument("--chunk", type=int, default=8, help="tokens resolved between two stores of their results")
+    ap.add_argument("--write-every", type=int, default=24, help="write the partial artifact every this many tokens")
+    ap.add_argument("--write-minutes", type=float, default=20.0, help="… or after this many minutes")
+    ap.add_argument(
+        "--no-store", action="store_true", help="keep nothing in the result store (no resuming; same results)"
+    )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out-dir", default=None)
@@ -140,12 +162,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from accessibility_lib.geometry import cells as cells_mod
     from accessibility_lib.geometry import table1_resolved as T
-    from accessibility_lib.geometry.cell_distribution import resolve_cells
+    from accessibility_lib.geometry.cell_distribution import plan_tokens
     from accessibility_lib.geometry.cell_problem import CellProblem
+    from accessibility_lib.geometry.cell_resume import resolve_resumable
     from accessibility_lib.geometry.embeddings import sample_embeddings
     from accessibility_lib.geometry.regions import Ellipsoid
     from accessibility_lib.ground import provenance
     from accessibility_lib.ground.paths import BOOK_DATA
+    from accessibility_lib.ground.results import default_store
     from accessibility_lib.models import fingerprint
     from accessibility_lib.models.loading import load_model
 
@@ -165,7 +189,15 @@ def main(argv: list[str] | None = None) -> int:
         "weights": fingerprint.weights_fingerprint(handle),
         "wall_seconds": {},
     }
-    emb = sample_embeddings(handle, max(conv_n), lengths, seed=args.seed, desc=f"{args.model}: embeddings")
+    emb = sample_embeddings(
+        handle,
+        max(conv_n),
+        lengths,
+        seed=args.seed,
+        store=None if args.no_store else default_store(),
+        model_key=args.model,
+        desc=f"{args.model}: embeddings",
+    )
     prov["wall_seconds"]["embeddings"] = round(time.time() - t0, 1)
     convergence = [
         {"prompts_per_length": n, **_fit(np.concatenate([emb[ell][:n] for ell in lengths]), eps_factor)} for n in conv_n
@@ -180,30 +212,65 @@ def main(argv: list[str] | None = None) -> int:
         "convergence": convergence,
         "provenance": prov,
     }
-    _write(out, data)  # the convergence part is kept even if the cells are interrupted
     if args.n_tokens == 0:
+        _write(out, {**data, "state": "complete", "tokens_done": 0, "tokens_planned": 0})
         print(f"wrote {out}: convergence fits only (--n-tokens 0)")
         return 0
+    # the region's identity in the store keys: the fit it comes from (the problem digest pins it exactly)
+    fit_key = {"lengths": lengths, "prompts_per_length": args.n_per_length, "embedding_seed": args.seed}
     W = handle.W_U.detach().float()
     b = handle.b_U.detach().float()
     ell = Ellipsoid(
         torch.tensor(base["center"], dtype=torch.float64), torch.tensor(base["semi_axes"], dtype=torch.float64)
     )
     problem = CellProblem.from_region(W, b, ell)
+    planned = plan_tokens(problem.d_vocab, args.n_tokens, args.seed)
+    data["tokens_planned"] = int(planned.size)
     t1 = time.time()
-    resolved = resolve_cells(
-        problem, args.n_tokens, seed=args.seed, n_reps=args.reps, n_particles=args.particles, n_moves=args.moves
+    last = {"time": -math.inf, "done": -1}
+
+    def inputs_of(cells) -> dict:
+        return {
+            "d": int(handle.d_model),
+            "d_vocab": int(handle.d_vocab),
+            **{k: base[k] for k in ("r_l2", "r_inf", "eps", "cone_half_angle", "semi_axes", "center", "lo", "hi")},
+            "n_embeddings": base["n_embeddings"],
+            "eps_convention": "l2_fp16: r = max L2 norm, eps = r_inf * 2^-11",
+            "cells": cells.to_dict(),
+            "uniform_points": args.uniform_points,
+        }
+
+    def write_partial(cells, n_done: int) -> None:
+        """The artifact with the tokens done so far, every --write-every tokens or --write-minutes."""
+        due = n_done - last["done"] >= args.write_every or time.time() - last["time"] >= 60 * args.write_minutes
+        if n_done >= planned.size or not due or n_done == last["done"]:
+            return
+        last.update(time=time.time(), done=n_done)
+        data.update(state="partial", tokens_done=int(n_done))
+        prov["wall_seconds"]["cells_this_session"] = round(time.time() - t1, 1)
+        if int(cells.resolved.sum()) >= 2:  # D needs two resolved tokens for its SE
+            data["inputs"] = inputs_of(cells)
+            data["rows"] = T.rows_from_inputs(data["inputs"])
+            data["sweep"] = T.ratio_sweep(data["inputs"], np.arange(10.0, 20.01, 0.5))
+        _write(out, data)
+        print(f"wrote {out}: partial, {n_done} of {planned.size} tokens", flush=True)
+
+    resolved = resolve_resumable(
+        problem,
+        planned,
+        store=None if args.no_store else default_store(),
+        labels={"model": args.model, "weights": prov["weights"], "region": "enclosing ellipsoid", **fit_key},
+        chunk=args.chunk,
+        on_progress=write_partial,
+        seed=args.seed,
+        n_reps=args.reps,
+        n_particles=args.particles,
+        n_moves=args.moves,
+        batch=args.batch,
     )
-    prov["wall_seconds"]["cells"] = round(time.time() - t1, 1)
-    inputs = {
-        "d": int(handle.d_model),
-        "d_vocab": int(handle.d_vocab),
-        **{k: base[k] for k in ("r_l2", "r_inf", "eps", "cone_half_angle", "semi_axes", "center", "lo", "hi")},
-        "n_embeddings": base["n_embeddings"],
-        "eps_convention": "l2_fp16: r = max L2 norm, eps = r_inf * 2^-11",
-        "cells": resolved.to_dict(),
-        "uniform_points": args.uniform_points,
-    }
+    prov["wall_seconds"]["cells_this_session"] = round(time.time() - t1, 1)
+    inputs = inputs_of(resolved)
+    data.update(state="complete", tokens_done=int(resolved.tokens.size))
     data["inputs"] = inputs
     data["rows"] = T.rows_from_inputs(inputs)
     data["sweep"] = T.ratio_sweep(inputs, np.arange(10.0, 20.01, 0.5))

@@ -134,8 +134,10 @@ def max_margin(
             raise RuntimeError(f"HiGHS failed on token {t}'s margin LP: {res.message}")
         u = res.x[:d]
         duals = -res.ineqlin.marginals[: js.size]
-        if duals.sum() > 0:
-            cand = {int(j): float(w) for j, w in zip(js, duals / duals.sum()) if w > 0}
+        pos = duals > 0  # HiGHS may return tiny negative duals: drop them, then renormalise what is kept
+        if pos.any():
+            w = duals[pos] / duals[pos].sum()
+            cand = {int(j): float(x) for j, x in zip(js[pos], w)}
             f = dual_bound(problem, t, cand)
             if f < upper:
                 upper, lam = f, cand

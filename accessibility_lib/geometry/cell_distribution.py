@@ -39,6 +39,9 @@ __all__ = [
     "ResolvedCells",
     "pairwise_dominator",
     "resolve_cells",
+    "resolve_tokens",
+    "resolve_settings",
+    "plan_tokens",
     "median_with_empty",
     "crossing_length_with_empty",
     "QUANTILES",
@@ -59,6 +62,8 @@ class ResolvedCells:
         status: ``(n,)`` one of ``"resolved"``, ``"empty"``, ``"undecided"``.
         certificate: ``(n,)`` how it was decided: ``"splitting"``, ``"pairwise j=<id>"``, ``"lp"``, ``"none"``.
         d_vocab: |V|. settings: the estimator's settings (for the artifact).
+        levels: ``(n,)`` splitting levels of each token's last pass (mean over replicates; 0 when the
+            pairwise certificate decided it), or None (artifacts written before it was kept).
     """
 
     tokens: np.ndarray
@@ -68,10 +73,11 @@ class ResolvedCells:
     certificate: np.ndarray
     d_vocab: int
     settings: dict = field(default_factory=dict)
+    levels: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self.tokens.shape[0]
-        for name in ("log_p", "se", "status", "certificate"):
+        for name in ("log_p", "se", "status", "certificate") + (("levels",) if self.levels is not None else ()):
             if getattr(self, name).shape != (n,):
                 raise ValueError(f"{name} must have shape ({n},) like tokens, got {getattr(self, name).shape}")
         bad = set(self.status.tolist()) - set(STATUSES)
@@ -138,7 +144,7 @@ class ResolvedCells:
         def clean(a):
             return [None if not math.isfinite(v) else float(v) for v in a.tolist()]
 
-        return {
+        out = {
             "tokens": self.tokens.tolist(),
             "log_p": clean(self.log_p),
             "se": clean(self.se),
@@ -147,6 +153,9 @@ class ResolvedCells:
             "d_vocab": int(self.d_vocab),
             "settings": self.settings,
         }
+        if self.levels is not None:
+            out["levels"] = [float(v) for v in self.levels.tolist()]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> ResolvedCells:
@@ -163,6 +172,7 @@ class ResolvedCells:
             np.array(data["certificate"], dtype=object).astype(str),
             int(data["d_vocab"]),
             dict(data.get("settings", {})),
+            None if data.get("levels") is None else np.asarray(data["levels"], dtype=np.float64),
         )
 
 
@@ -195,39 +205,75 @@ def pairwise_dominator(problem: CellProblem, t: int, n_check: int = 8) -> int | 
     return None
 
 
-def resolve_cells(
+def plan_tokens(d_vocab: int, n_tokens: int, seed: int = 0) -> np.ndarray:
+    """The tokens a run resolves, in the order it resolves them: a uniform random order of V, its first n.
+
+    Every prefix is a uniform sample of V without replacement (a partial run is an unbiased sample), and
+    the plan for n tokens is the first n of the plan for any larger n (a run can be extended). All of V,
+    in order, when n_tokens ≥ d_vocab.
+
+    Returns:
+        ``(min(n_tokens, d_vocab),)`` int64 token ids.
+    """
+    V = check_int("d_vocab", d_vocab, minimum=1)
+    n_tokens = check_int("n_tokens", n_tokens, minimum=1)
+    if n_tokens >= V:
+        return np.arange(V, dtype=np.int64)
+    rng = np.random.default_rng([check_int("seed", seed, minimum=0), 23])
+    return rng.permutation(V)[:n_tokens].astype(np.int64)
+
+
+def resolve_settings(seed=0, n_reps=2, n_particles=32, n_moves=30, max_levels=200, first_levels=60) -> dict:
+    """The estimator settings of :func:`resolve_tokens`, as stored in artifacts and result-store keys."""
+    return {
+        "n_reps": check_int("n_reps", n_reps, minimum=1),
+        "n_particles": check_int("n_particles", n_particles, minimum=4),
+        "n_moves": check_int("n_moves", n_moves, minimum=1),
+        "max_levels": check_int("max_levels", max_levels, minimum=1),
+        "passes": [min(max_levels, first_levels), max_levels],
+        "jensen_corrected": "in combine_replicates: + L/(2·N·R)",
+        "directions": "coordinate",
+        "seeding": "one generator a run: SeedSequence([seed, pass, token, replicate])",
+        "seed": check_int("seed", seed, minimum=0),
+    }
+
+
+def resolve_tokens(
     problem: CellProblem,
-    n_tokens: int,
+    tokens,
     *,
     seed: int = 0,
     n_reps: int = 2,
     n_particles: int = 32,
     n_moves: int = 30,
     max_levels: int = 200,
-    batch: int = 24,
+    batch: int = 8,
     progress_desc: str | None = None,
 ) -> ResolvedCells:
-    """Resolve ln p_t for ``n_tokens`` tokens drawn uniformly from V (all of V when n_tokens ≥ d_vocab).
+    """Decide and measure ln p_t for the given ``tokens`` (module docstring: certificates, then splitting).
+
+    Each token's result depends only on the token, the problem and the settings (every splitting run has
+    its own random stream, :func:`~accessibility_lib.geometry.cell_resolve.run_generator`), not on the
+    other tokens listed or on ``batch``: resolving a list in pieces gives the same results as in one go.
 
     Args:
-        problem: the region's logits. n_tokens: tokens to draw (≥ 1). seed: draws the tokens and seeds
-            the splitting. n_reps: independent splitting runs a token (≥ 1; ≥ 2 gives a spread-based SE).
+        problem: the region's logits. tokens: ``(n,)`` distinct token ids. seed: seeds the splitting.
+        n_reps: independent splitting runs a token (≥ 1; ≥ 2 gives a spread-based SE).
         n_particles, n_moves, max_levels, batch: passed to
             :func:`~accessibility_lib.geometry.cell_resolve.split_log_volumes` (coordinate hit-and-run).
 
     Returns:
-        :class:`ResolvedCells`.
+        :class:`ResolvedCells` with the tokens in the given order.
 
     Raises:
-        ValueError: on n_tokens < 1, n_reps < 1 (and as split_log_volumes).
+        ValueError: repeated tokens, n_reps < 1 (and as split_log_volumes).
     """
-    n_tokens = check_int("n_tokens", n_tokens, minimum=1)
-    n_reps = check_int("n_reps", n_reps, minimum=1)
-    V = problem.d_vocab
-    rng = np.random.default_rng([check_int("seed", seed, minimum=0), 23])
-    tokens = np.arange(V) if n_tokens >= V else np.sort(rng.choice(V, n_tokens, replace=False))
-    n = tokens.size
-    lp, se = np.full(n, math.nan), np.full(n, math.nan)
+    settings = resolve_settings(seed, n_reps, n_particles, n_moves, max_levels)
+    tokens = np.asarray(tokens, dtype=np.int64).reshape(-1)
+    if np.unique(tokens).size != tokens.size:
+        raise ValueError("tokens must be distinct (replicates are n_reps)")
+    n, V = tokens.size, problem.d_vocab
+    lp, se, lv = np.full(n, math.nan), np.full(n, math.nan), np.zeros(n)
     status, cert = np.full(n, "undecided", dtype=object), np.full(n, "none", dtype=object)
     for i, t in enumerate(tokens):
         j = pairwise_dominator(problem, int(t))
@@ -235,9 +281,8 @@ def resolve_cells(
             lp[i], se[i], status[i], cert[i] = -math.inf, 0.0, "empty", f"pairwise j={j}"
     # two passes: a short one (ln p ≥ −0.69·first_levels reachable), the LP for the runs it leaves, and a
     # long one only for the cells the LP proves non-empty (an empty cell never burns max_levels levels)
-    first_levels = min(max_levels, 60)
     todo = np.nonzero(status == "undecided")[0]
-    for pass_levels in (first_levels, max_levels):
+    for stream, pass_levels in enumerate(settings["passes"]):
         if todo.size == 0:
             break
         res = split_log_volumes(
@@ -246,7 +291,8 @@ def resolve_cells(
             n_particles=n_particles,
             n_moves=n_moves,
             max_levels=pass_levels,
-            seed=seed + (pass_levels != first_levels),
+            seed=seed,
+            stream=stream,
             batch=batch,
             directions="coordinate",
             progress_desc=progress_desc,
@@ -256,10 +302,11 @@ def resolve_cells(
         again = []
         for i in todo:
             k = where[int(tokens[i])]
+            lv[i] = comb["levels"][k]
             if comb["resolved"][k]:
                 lp[i], se[i], status[i], cert[i] = comb["log_p"][k], comb["se"][k], "resolved", "splitting"
                 continue
-            if pass_levels == first_levels:
+            if stream == 0:
                 br = max_margin(problem, int(tokens[i]))
                 if br.status == "empty":
                     lp[i], se[i], status[i], cert[i] = -math.inf, 0.0, "empty", "lp"
@@ -267,19 +314,20 @@ def resolve_cells(
                 cert[i] = f"lp {br.status}"
             again.append(i)
         todo = np.asarray(again, dtype=np.int64) if pass_levels < max_levels else np.zeros(0, dtype=np.int64)
-    settings = {
-        "n_tokens": int(n),
-        "n_reps": n_reps,
-        "n_particles": n_particles,
-        "n_moves": n_moves,
-        "max_levels": max_levels,
-        "passes": [first_levels, max_levels],
-        "jensen_corrected": "in combine_replicates: + L/(2·N·R)",
-        "directions": "coordinate",
-        "seed": seed,
-        "region": problem.region.get("kind"),
-    }
-    return ResolvedCells(tokens, lp, se, status.astype(str), cert.astype(str), V, settings)
+    settings = {"n_tokens": int(n), **settings, "region": problem.region.get("kind")}
+    return ResolvedCells(tokens, lp, se, status.astype(str), cert.astype(str), V, settings, lv)
+
+
+def resolve_cells(problem: CellProblem, n_tokens: int, *, seed: int = 0, **kw) -> ResolvedCells:
+    """Resolve ln p_t for ``n_tokens`` tokens drawn uniformly from V (:func:`plan_tokens`; all of V when
+    n_tokens ≥ d_vocab) with :func:`resolve_tokens` (its keyword arguments: n_reps, n_particles, n_moves,
+    max_levels, batch, progress_desc). For a run that survives interruption see
+    :func:`accessibility_lib.geometry.cell_resume.resolve_resumable`.
+
+    Raises:
+        ValueError: on n_tokens < 1 (and as resolve_tokens).
+    """
+    return resolve_tokens(problem, plan_tokens(problem.d_vocab, n_tokens, seed), seed=seed, **kw)
 
 
 def _finite_part(log_p, q_empty: float):

@@ -45,7 +45,7 @@ import torch
 from accessibility_lib.geometry.cell_problem import CellProblem
 from accessibility_lib.ground.checks import check_int
 
-__all__ = ["SplitResult", "split_log_volumes", "combine_replicates"]
+__all__ = ["SplitResult", "split_log_volumes", "combine_replicates", "run_generator"]
 
 
 @dataclass
@@ -65,6 +65,17 @@ class SplitResult:
     best_margin: np.ndarray
 
 
+def run_generator(seed: int, token: int, rep: int, stream: int = 0) -> torch.Generator:
+    """The random stream of one splitting run: a function of (seed, stream, token, replicate) only.
+
+    Every run draws from its own generator (seeded by ``numpy.random.SeedSequence``), so a run's result
+    does not depend on which other runs share its batch, on their order, or on an interrupted job: a
+    token resolved again later (a resumed run) gets the same estimate.
+    """
+    state = np.random.SeedSequence([seed, stream, token, rep]).generate_state(1, np.uint64)[0]
+    return torch.Generator().manual_seed(int(state))
+
+
 def split_log_volumes(
     problem: CellProblem,
     tokens,
@@ -73,6 +84,7 @@ def split_log_volumes(
     n_moves: int = 10,
     max_levels: int = 400,
     seed: int = 0,
+    stream: int = 0,
     batch: int = 8,
     directions: str = "coordinate",
     progress_desc: str | None = None,
@@ -81,14 +93,17 @@ def split_log_volumes(
 
     Args:
         problem: the region's logits (:class:`~accessibility_lib.geometry.cell_problem.CellProblem`).
-        tokens: token ids (repeat a token for independent replicates).
+        tokens: token ids (repeat a token for independent replicates: its r-th occurrence is replicate r).
         n_particles: N ≥ 4 particles per run; n_moves: hit-and-run steps per level (≥ 1).
         max_levels: levels after which a run stops unresolved (≈ ln p ≥ −0.69·max_levels reachable).
-        seed: seed of the run (results depend on seed, the token list and ``batch``).
-        batch: runs advanced together (one matrix product per step for batch·N particles).
-        directions: ``"coordinate"`` (coordinate hit-and-run: a random axis per step, O(d_vocab) per step)
-            or ``"random"`` (hit-and-run along a uniform direction, O(d·d_vocab) per step). Both leave the
-            uniform law on each level set invariant.
+        seed, stream: with the token and its replicate index, they seed each run's own generator
+            (:func:`run_generator`): a run's result depends on (seed, stream, token, replicate) and the
+            settings only, not on ``batch`` or the other tokens listed.
+        batch: runs advanced together (one matrix product per level for batch·N particles).
+        directions: ``"coordinate"`` (coordinate hit-and-run: a random axis per step, O(d_vocab) per step,
+            :meth:`~accessibility_lib.geometry.cell_problem.CellProblem.coordinate_move`) or ``"random"``
+            (hit-and-run along a uniform direction, O(d·d_vocab) per step). Both leave the uniform law on
+            each level set invariant.
 
     Returns:
         :class:`SplitResult`.
@@ -105,21 +120,28 @@ def split_log_volumes(
     n_moves = check_int("n_moves", n_moves, minimum=1)
     max_levels = check_int("max_levels", max_levels, minimum=1)
     batch = check_int("batch", batch, minimum=1)
+    seed = check_int("seed", seed, minimum=0)
     if directions not in ("coordinate", "random"):
         raise ValueError(f"directions must be 'coordinate' or 'random', got {directions!r}")
-    g = torch.Generator().manual_seed(check_int("seed", seed, minimum=0))
+    seen: dict[int, int] = {}
+    gens = []
+    for tok in toks.tolist():
+        gens.append(run_generator(seed, tok, seen.get(tok, 0), stream))
+        seen[tok] = seen.get(tok, 0) + 1
     J = toks.size
     out_lp = np.full(J, np.nan)
     out_lv = np.zeros(J, dtype=np.int64)
     out_ok = np.zeros(J, dtype=bool)
     out_best = np.full(J, -np.inf)
     k = N // 2
+    dtype = problem.M.dtype
     starts = range(0, J, batch)
     for s0 in progress(starts, desc=progress_desc or "cell volumes (splitting)", total=len(starts)):
         ids = torch.from_numpy(toks[s0 : s0 + batch])
         B = ids.numel()
+        g = gens[s0 : s0 + B]
         t = ids.repeat_interleave(N)  # (B·N,) token of each particle
-        U = problem.sample(B * N, g)  # (P, d)
+        U = torch.cat([problem.sample(N, g[b]) for b in range(B)])  # (P, d)
         Z = problem.logits(U)  # (P, V)
         s = problem.margins(Z, t).view(B, N)
         logp = torch.zeros(B, dtype=torch.float64)
@@ -145,7 +167,7 @@ def split_log_volumes(
                     active[b] = False
                     continue
                 logp[b] += math.log(surv.numel() / N)
-                pick = surv[torch.randint(0, surv.numel(), (N,), generator=g)]
+                pick = surv[torch.randint(0, surv.numel(), (N,), generator=g[b])]
                 pick[: surv.numel()] = surv
                 Ui[b] = Ui[b][pick]
                 Zi[b] = Zi[b][pick]
@@ -153,27 +175,31 @@ def split_log_volumes(
             act = torch.nonzero(active).flatten()
             if act.numel() == 0:
                 break
-            rows = (act.unsqueeze(1) * N + torch.arange(N)).reshape(-1)  # particles of the active runs
-            Ua, Za, ta = U[rows], Z[rows], t[rows]
-            gam = lev[act].repeat_interleave(N)
-            prow = torch.arange(Ua.shape[0])
+            every = act.numel() == B
+            rows = None if every else (act.unsqueeze(1) * N + torch.arange(N)).reshape(-1)  # active particles
+            Ua, Za, ta = (U, Z, t) if every else (U[rows], Z[rows], t[rows])
+            gam = lev[act].repeat_interleave(N).to(dtype)
+            act_l = act.tolist()
             for _ in range(n_moves):
                 if directions == "coordinate":
-                    axis = torch.randint(0, problem.d, (Ua.shape[0],), generator=g)
-                    v = torch.zeros_like(Ua)
-                    v[prow, axis] = 1.0
-                    W = problem.Mt[axis]  # (P_a, V): the logits' rate along axis i is column i of M
-                else:
-                    v = torch.randn(Ua.shape, generator=g, dtype=Ua.dtype)
-                    v = v / v.norm(dim=1, keepdim=True)
-                    W = v @ problem.Mt  # (P_a, V)
+                    axis = torch.cat([torch.randint(0, problem.d, (N,), generator=g[b]) for b in act_l])
+                    r = torch.cat([torch.rand(N, generator=g[b], dtype=dtype) for b in act_l])
+                    problem.coordinate_move(Ua, Za, axis, ta, gam, r)
+                    continue
+                v = torch.cat([torch.randn(N, problem.d, generator=g[b], dtype=dtype) for b in act_l])
+                v = v / v.norm(dim=1, keepdim=True)
+                W = v @ problem.Mt  # (P_a, V)
                 lo, hi = problem.chord(Ua, Za, v, W, ta, gam)
-                lam = lo + (hi - lo) * torch.rand(lo.shape, generator=g, dtype=lo.dtype)
+                r = torch.cat([torch.rand(N, generator=g[b], dtype=dtype) for b in act_l])
+                lam = lo + (hi - lo) * r
                 Ua = Ua + lam.unsqueeze(1) * v
                 Za.add_(lam.unsqueeze(1) * W)
             Za = problem.logits(Ua)  # exact logits: no drift from the incremental updates
-            U[rows], Z[rows] = Ua, Za
-            s.view(-1)[rows] = problem.margins(Za, ta)
+            if every:
+                U, Z = Ua, Za
+            else:
+                U[rows], Z[rows] = Ua, Za
+            s.view(-1)[rows if rows is not None else slice(None)] = problem.margins(Za, ta)
         for b in range(B):
             out_lp[s0 + b] = float(logp[b])
             out_lv[s0 + b] = int(levels[b])

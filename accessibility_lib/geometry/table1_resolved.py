@@ -41,6 +41,8 @@ __all__ = [
     "convergence_rows",
     "ratio_sweep",
     "paper_implied_log2",
+    "load_resolved",
+    "partial_text",
 ]
 
 ROW_NAMES = ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ellipsoid + variable ε")
@@ -211,7 +213,8 @@ def load_resolved(names, folder=None) -> tuple[dict, list]:
 
     Returns:
         ``({name: artifact dict}, notes)``: one note per model without an artifact (or whose cells run did not
-        finish: then only its convergence fits are returned), naming the command that writes it.
+        finish: then only its convergence fits are returned), naming the command that writes it, and one per
+        partial artifact (``"state": "partial"``: the tokens done so far of a run that continues).
     """
     import json
     from pathlib import Path
@@ -231,7 +234,19 @@ def load_resolved(names, folder=None) -> tuple[dict, list]:
         arts[name] = json.loads(path.read_text())
         if "inputs" not in arts[name]:
             notes.append(f"{name}: its artifact holds the convergence fits only (the cells run did not finish)")
+        elif partial_text(arts[name]):
+            notes.append(
+                f"{name}:{partial_text(arts[name])}; its cells row and D rest on those tokens (a uniform sample "
+                f"of V all the same). Re-running its command ({arts[name]['provenance']['command']}) resumes it."
+            )
     return arts, notes
+
+
+def partial_text(art: dict) -> str:
+    """``""`` for a finished artifact, else `` partial: k of n planned tokens resolved so far`` (words)."""
+    if art.get("state", "complete") == "complete":
+        return ""
+    return f" partial: {art.get('tokens_done', 0):,} of {art.get('tokens_planned', 0):,} planned tokens resolved so far"
 
 
 def shape_ratio_sweep(fit: dict, d_vocab: int, log2_x) -> dict:
