@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PRESETS", "PAPER_TINY_SIZES", "LOCAL_MODELS"]
+__all__ = ["PRESETS", "PAPER_TINY_SIZES", "LOCAL_MODELS", "MODEL_KEYS"]
 
 #: chapter name -> preset name -> parameters. Chapters add their entries here.
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
@@ -370,7 +370,7 @@ PAPER_TINY_SIZES: dict[str, dict[str, Any]] = {
     },
 }
 #: Parameters that hold model names, and the names that are the book's own (kept as they are in ``paper_tiny``).
-_MODEL_KEYS = ("model_name", "models", "bases", "sweep_bases", "real_models")
+MODEL_KEYS = ("model_name", "models", "bases", "sweep_bases", "real_models")
 LOCAL_MODELS = ("scratch", "tiny", "nano", "nano-shape", "nano-mamba-shape", "random-tiny", "nano-mamba")
 
 
@@ -382,7 +382,7 @@ def _paper_tiny(chapter: str) -> dict[str, Any]:
     """The ``paper`` preset of ``chapter`` with every model name replaced by its stand-in and the sizes of
     :data:`PAPER_TINY_SIZES` (a chapter without an entry keeps paper's sizes on the CPU)."""
     out = dict(PRESETS[chapter]["paper"])
-    for key in _MODEL_KEYS:
+    for key in MODEL_KEYS:
         if key in out:
             out[key] = [_standin(v) for v in out[key]] if isinstance(out[key], list) else _standin(out[key])
     out.update(PAPER_TINY_SIZES.get(chapter, {"device": "cpu"} if "device" in out else {}))

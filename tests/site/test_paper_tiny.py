@@ -12,20 +12,20 @@ from accessibility_lib.geometry import support
 from accessibility_lib.ground.results import ResultStore
 from accessibility_lib.models import standins
 from accessibility_lib.runs import presets
-from accessibility_lib.runs.preset_values import LOCAL_MODELS
+from accessibility_lib.runs.preset_values import LOCAL_MODELS, MODEL_KEYS, PAPER_TINY_SIZES
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_paper_tiny_is_the_paper_preset_with_standins_and_small_sizes():
     for chapter, by_name in presets.PRESETS.items():
-        assert chapter in presets.PAPER_TINY_SIZES, f"{chapter}: give paper_tiny its CI sizes in PAPER_TINY_SIZES"
+        assert chapter in PAPER_TINY_SIZES, f"{chapter}: give paper_tiny its CI sizes in PAPER_TINY_SIZES"
         paper, tiny = by_name["paper"], by_name["paper_tiny"]
-        sized = set(presets.PAPER_TINY_SIZES[chapter])
+        sized = set(PAPER_TINY_SIZES[chapter])
         for key, value in paper.items():
             if key in sized:
                 continue
-            if key in ("model_name", "models", "bases", "real_models"):
+            if key in MODEL_KEYS:  # every parameter that names models
                 names = value if isinstance(value, list) else [value]
                 got = tiny[key] if isinstance(tiny[key], list) else [tiny[key]]
                 for real, stand in zip(names, got, strict=True):
