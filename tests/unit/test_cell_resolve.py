@@ -152,6 +152,34 @@ def test_certificates_agree_with_the_exact_cells(shape):
             assert int(problem.logits(U).argmax()) == t  # the witness lies in the cell
 
 
+def test_ball_certificates_decide_every_token_in_high_dimension():
+    """The ball's cone program decides each token in a few solves where d is large (d = 96, |V| = 600).
+
+    Tangent cuts of the sphere (the previous method) need ~d of them before they pin a point on it; the
+    exact cone decides from the working set alone. Each verdict re-checks with its own certificate.
+    """
+    d, V = 96, 600
+    ball = Ellipsoid(torch.zeros(d, dtype=torch.float64), torch.ones(d, dtype=torch.float64))
+    base = _toy(d, V, seed=5, region=ball)
+    # 8 more tokens, each the average of two others' logits less 0.05: empty, but no single token dominates
+    # it (the certificate needs both), so only the program over the working set can prove it
+    pairs = np.random.default_rng(6).choice(V, size=(8, 2), replace=False)
+    M = np.vstack([base.M.numpy(), base.M.numpy()[pairs].mean(1)])
+    a = np.concatenate([base.a.numpy(), base.a.numpy()[pairs].mean(1) - 0.05])
+    problem = CellProblem(torch.from_numpy(M), torch.from_numpy(a), "ball", {"kind": "test"})
+    kinds = {"empty": 0, "non-empty": 0}
+    for t in [*range(0, V, 15), *range(V, V + 8)]:
+        br = max_margin(problem, t, n_initial=16, add=16, max_iter=20)
+        assert br.status in kinds, (t, br.status, br.lower, br.upper, br.iterations)
+        kinds[br.status] += 1
+        if br.status == "empty":
+            assert dual_bound(problem, t, br.lam) < 0
+        else:
+            assert np.linalg.norm(br.witness) <= 1 + 1e-9
+            assert int(problem.logits(torch.from_numpy(br.witness).unsqueeze(0)).argmax()) == t
+    assert kinds == {"empty": 8, "non-empty": 40}, kinds  # every averaged token empty, every original one not
+
+
 def test_bad_input_is_refused():
     problem = _toy(2, 5, seed=0, region=Box(torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)))
     with pytest.raises(ValueError, match="tokens"):
