@@ -11,7 +11,9 @@
 
 Resumable: the embeddings and every resolved token go to the result store (``$ACCESSIBILITY_RESULTS``, else
 ``results/``; accessibility_lib.geometry.cell_resume) as soon as they are done, so the same command run
-again after a kill skips them and writes the same artifact (provenance apart). While it runs, the artifact
+again after a kill skips them and writes the same artifact (provenance apart). On a fresh machine (an
+empty store) the committed artifact's tokens are imported first, when its ``"store_key"`` (estimator,
+problem digest, model, region, settings) equals the run's, so the run goes on where the artifact stops. While it runs, the artifact
 is rewritten every ``--write-every`` tokens or ``--write-minutes`` with the tokens done so far and
 ``"state": "partial"``, ``"tokens_done"``, ``"tokens_planned"`` (chapter 5 says so); ``"state": "complete"``
 at the end. The tokens are resolved in a uniform random order of V (every prefix a uniform sample; a
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     from accessibility_lib.geometry import table1_resolved as T
     from accessibility_lib.geometry.cell_distribution import plan_tokens
     from accessibility_lib.geometry.cell_problem import CellProblem
-    from accessibility_lib.geometry.cell_resume import resolve_resumable
+    from accessibility_lib.geometry.cell_resume import import_cells, resolve_resumable, store_base
     from accessibility_lib.geometry.embeddings import sample_embeddings
     from accessibility_lib.geometry.regions import Ellipsoid
     from accessibility_lib.ground import provenance
@@ -225,6 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     problem = CellProblem.from_region(W, b, ell)
     planned = plan_tokens(problem.d_vocab, args.n_tokens, args.seed)
+    labels = {"model": args.model, "weights": prov["weights"], "region": "enclosing ellipsoid", **fit_key}
+    key_settings = dict(seed=args.seed, n_reps=args.reps, n_particles=args.particles, n_moves=args.moves)
+    data["store_key"] = store_base(problem, labels, **key_settings)
+    if not args.no_store and out.exists():  # a committed artifact (a fresh machine): its tokens seed the store
+        old = json.loads(out.read_text())
+        if old.get("store_key") == data["store_key"] and "cells" in old.get("inputs", {}):
+            n_in = import_cells(default_store(), data["store_key"], old["inputs"]["cells"])
+            print(f"imported {n_in} resolved tokens from {out} into the result store", flush=True)
+        elif "cells" in old.get("inputs", {}):
+            print(f"{out}: its store key differs from this run's (model, region, settings): not imported", flush=True)
     data["tokens_planned"] = int(planned.size)
     t1 = time.time()
     last = {"time": -math.inf, "done": -1}
@@ -259,13 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         problem,
         planned,
         store=None if args.no_store else default_store(),
-        labels={"model": args.model, "weights": prov["weights"], "region": "enclosing ellipsoid", **fit_key},
+        labels=labels,
         chunk=args.chunk,
         on_progress=write_partial,
-        seed=args.seed,
-        n_reps=args.reps,
-        n_particles=args.particles,
-        n_moves=args.moves,
+        **key_settings,
         batch=args.batch,
     )
     prov["wall_seconds"]["cells_this_session"] = round(time.time() - t1, 1)

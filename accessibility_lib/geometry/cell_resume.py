@@ -30,7 +30,7 @@ from accessibility_lib.geometry.cell_problem import CellProblem
 from accessibility_lib.ground.checks import check_int
 from accessibility_lib.ground.results import ResultStore
 
-__all__ = ["NAMESPACE", "ESTIMATOR", "problem_digest", "token_key", "resolve_resumable"]
+__all__ = ["NAMESPACE", "ESTIMATOR", "problem_digest", "store_base", "token_key", "import_cells", "resolve_resumable"]
 
 NAMESPACE = "cell_volumes"
 #: Changes whenever the estimator's per-token results would change (a stored token is then not reused).
@@ -45,6 +45,59 @@ def problem_digest(problem: CellProblem) -> str:
     h.update(problem.M.detach().cpu().contiguous().numpy().tobytes())
     h.update(problem.a.detach().cpu().contiguous().numpy().tobytes())
     return h.hexdigest()[:16]
+
+
+def store_base(problem: CellProblem, labels: dict | None = None, **settings) -> dict:
+    """The store key of a run, less the token: estimator, problem digest, ``labels`` and the settings.
+
+    ``settings`` are those of resolve_settings (seed, n_reps, n_particles, n_moves, max_levels). An artifact
+    that keeps this key can be imported into a fresh store (:func:`import_cells`) and the run resumed there.
+    """
+    return {
+        "what": "resolved cell volume",
+        "estimator": ESTIMATOR,
+        "problem": problem_digest(problem),
+        **(labels or {}),
+        **resolve_settings(**settings),
+    }
+
+
+def import_cells(store: ResultStore, base: dict, cells: dict) -> int:
+    """Put the tokens of an artifact's cells (``ResolvedCells.to_dict()``) into ``store`` under ``base``.
+
+    What a fresh machine does with a committed partial artifact: its tokens become store entries, so a
+    resumed run resolves only the rest. Entries already stored are kept; ``base`` must be the artifact's
+    own key (its ``"store_key"``), which the caller checks equals the run's :func:`store_base`.
+
+    Returns:
+        the number of tokens put (not counting those already stored).
+
+    Raises:
+        ValueError: cells lacking a field, or of unequal lengths.
+    """
+    need = ("tokens", "d_vocab", *FIELDS)
+    missing = [f for f in need if f not in cells]
+    if missing:
+        raise ValueError(f"the artifact's cells lack {missing} (need {list(need)})")
+    if len({len(cells[f]) for f in ("tokens", *FIELDS)}) != 1:
+        raise ValueError("the artifact's cells have fields of unequal lengths")
+    rc = ResolvedCells.from_dict(cells)
+    put = 0
+    for i, t in enumerate(rc.tokens.tolist()):
+        key = token_key(base, t)
+        if store.get(NAMESPACE, key) is not None:
+            continue
+        value = {
+            "log_p": float(rc.log_p[i]),
+            "se": float(rc.se[i]),
+            "status": str(rc.status[i]),
+            "certificate": str(rc.certificate[i]),
+            "levels": float(rc.levels[i]),
+            "imported": True,
+        }
+        store.put(NAMESPACE, key, value)
+        put += 1
+    return put
 
 
 def token_key(base: dict, token: int) -> dict:
@@ -105,13 +158,9 @@ def resolve_resumable(
     if np.unique(tokens).size != tokens.size:
         raise ValueError("tokens must be distinct")
     settings = resolve_settings(seed, n_reps, n_particles, n_moves, max_levels)
-    base = {
-        "what": "resolved cell volume",
-        "estimator": ESTIMATOR,
-        "problem": problem_digest(problem),
-        **(labels or {}),
-        **settings,
-    }
+    base = store_base(
+        problem, labels, seed=seed, n_reps=n_reps, n_particles=n_particles, n_moves=n_moves, max_levels=max_levels
+    )
     V, region = problem.d_vocab, problem.region.get("kind")
     rows: dict[int, dict] = {}
     if store is not None:

@@ -19,7 +19,7 @@ import torch
 
 from accessibility_lib.geometry.cell_distribution import plan_tokens, resolve_tokens
 from accessibility_lib.geometry.cell_problem import CellProblem
-from accessibility_lib.geometry.cell_resume import NAMESPACE, resolve_resumable
+from accessibility_lib.geometry.cell_resume import NAMESPACE, import_cells, resolve_resumable, store_base
 from accessibility_lib.geometry.regions import Box, Ellipsoid
 from accessibility_lib.ground.results import ResultStore
 
@@ -82,6 +82,28 @@ def test_a_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
     assert calls[-1] == tokens.size
 
 
+def test_an_artifacts_tokens_seed_a_fresh_store(tmp_path):
+    """A fresh machine: the committed cells become store entries and the run resolves only the rest."""
+    problem = _problem()
+    tokens = plan_tokens(problem.d_vocab, 10, seed=2)
+    whole = resolve_resumable(problem, tokens, store=None, **KW)
+    part = resolve_resumable(problem, tokens[:4], store=None, **KW)
+    fresh = ResultStore(tmp_path / "fresh")
+    base = store_base(problem, None, **{k: KW[k] for k in ("seed", "n_reps", "n_particles", "n_moves", "max_levels")})
+    cells = json.loads(json.dumps(part.to_dict()))  # as read back from the artifact
+    assert import_cells(fresh, base, cells) == 4
+    assert import_cells(fresh, base, cells) == 0  # already there: kept, not put twice
+    calls = []
+    resumed = resolve_resumable(problem, tokens, store=fresh, on_progress=lambda c, n: calls.append(n), **KW)
+    assert calls[0] == 4
+    _same(resumed, whole)
+    bad = {k: v for k, v in cells.items() if k != "levels"}
+    with pytest.raises(ValueError, match="levels"):
+        import_cells(fresh, base, bad)
+    with pytest.raises(ValueError, match="unequal"):
+        import_cells(fresh, base, {**cells, "se": cells["se"][:-1]})
+
+
 def test_results_depend_on_the_token_not_on_batch_chunk_or_neighbours():
     problem = _problem("cube", d=2, V=16, seed=4)
     tokens = plan_tokens(problem.d_vocab, 8, seed=0)
@@ -140,7 +162,10 @@ def test_the_script_resumes_and_extends_to_the_same_artifact(tmp_path):
         cmd += ["--chunk", "2", "--write-every", "2", "--out-dir", str(tmp_path / out)]
         res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         assert res.returncode == 0, res.stderr[-2000:]
+        logs.append(res.stdout)
         return json.loads((tmp_path / out / "nano.json").read_text())
+
+    logs = []
 
     whole = run("a", 6, "whole")
     assert whole["state"] == "complete" and whole["tokens_done"] == whole["tokens_planned"] == 6
@@ -150,6 +175,12 @@ def test_the_script_resumes_and_extends_to_the_same_artifact(tmp_path):
     for k in ("inputs", "rows", "sweep", "convergence", "state", "tokens_done", "tokens_planned"):
         assert resumed[k] == whole[k], k
     assert math.isfinite(resumed["rows"]["ellipsoid + non-uniform cells"]["C"])
+    # a fresh machine: an empty store beside the committed 3-token artifact goes on from it
+    run("b", 3, "fresh")
+    fresh = run("c", 6, "fresh")
+    assert "imported 3 resolved tokens" in logs[-1]
+    for k in ("inputs", "rows", "sweep", "store_key", "tokens_done"):
+        assert fresh[k] == whole[k], k
 
 
 def test_a_partial_artifact_loads_and_says_it_is_partial(tmp_path):
