@@ -19,6 +19,15 @@ The artifact ``book/data/copying/finetune_<base>.json`` is rewritten at every ch
 "training", the loss and check curves so far, steps and wall time, the measured cost per step and the
 projected time to the step cap), and once more when the run is evaluated (``status`` "done", the outcome in
 ``runs``, in the format chapter 6 reads). Weights are not part of it (they stay in the store).
+
+A run that has not reached its stopping rule yet can be looked at without disturbing it:
+
+    nice -n 15 env PYTHONPATH=. .venv/bin/python scripts/copying_finetune.py --base smollm2-135m --interim
+
+loads the last checkpoint's weights (read-only), measures exact match against length with the same held-out
+strings and lengths as the final evaluation, and stores it in the artifact as ``"interim"`` (the step it
+was taken at, the training checks up to there, the evaluation, r and r∞), which chapter 6 shows, labelled
+as interim, until the run is done.
 """
 
 from __future__ import annotations
@@ -59,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint-every", type=int, default=50, help="steps between checkpoints")
     ap.add_argument("--max-steps", type=int, default=None, help="override the plan's step cap (a new run)")
     ap.add_argument("--out", default=None, help="artifact path (default book/data/copying/finetune_<base>.json)")
+    ap.add_argument(
+        "--interim",
+        action="store_true",
+        help="evaluate the running fine-tuning's last checkpoint (read-only) into the artifact's 'interim'",
+    )
     args = ap.parse_args(argv)
 
     import torch
@@ -115,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{now_utc()}] step {state['step']}/{cfg.max_steps}, {state['seconds'] / 3600:.2f} h, "
               f"loss {state['loss'][-1]:.4f}, training exact match {last:.3f}", flush=True)  # fmt: skip
 
+    if args.interim:
+        return _interim(cfg, store, out, label, command, args.threads)
     print(f"[{now_utc()}] {label}: {cfg.key()}", flush=True)
     record = CO.copying_outcome(label, cfg, EVAL, store, checkpoint_every=args.checkpoint_every,
                                 on_checkpoint=on_checkpoint, show_progress=False, threads=args.threads)  # fmt: skip
@@ -126,6 +142,45 @@ def main(argv: list[str] | None = None) -> int:
     CO.write_artifact(out, final, label, record)
     print(f"[{now_utc()}] done: steps {record['train']['steps']}, reached {record['train']['reached']}, exact "
           f"{record['eval']['exact']} at {record['eval']['length']} -> {out}", flush=True)  # fmt: skip
+    return 0
+
+
+def _interim(cfg, store, out: Path, label: str, command: str, threads: int) -> int:
+    """Evaluate the last checkpoint of the running fine-tuning into the artifact's ``interim`` entry."""
+    import numpy as np
+
+    from accessibility_lib.experiments import copying_model
+    from accessibility_lib.experiments.copying import CopyTask, evaluate_copying
+    from accessibility_lib.ground.provenance import git_commit, machine_text, now_utc
+    from accessibility_lib.runs import copying_outcomes as CO
+
+    t0 = time.time()
+    got = copying_model.checkpointed_model(cfg, store)
+    if got is None:
+        raise SystemExit(f"no checkpoint of this run in {store.root} (not started, or done: run without --interim)")
+    model, state = got
+    print(f"[{now_utc()}] {label}: interim evaluation of the checkpoint at step {state['step']}", flush=True)
+    task = CopyTask(cfg.alphabet_size)
+    res = evaluate_copying(model, task, EVAL["eval_lengths"], n_strings=EVAL["n_strings"], seed=EVAL["seed"],
+                           threads=threads)  # fmt: skip
+    h = copying_model.final_embeddings(model, task, [cfg.train_max_len], n_strings=32, seed=EVAL["seed"])
+    interim = {
+        "step": int(state["step"]),
+        "train_seconds": float(state["seconds"]),
+        "check_step": [int(x) for x in state["check_step"]],
+        "check_exact": [float(x) for x in state["check_exact"]],
+        "config": cfg.key(),
+        "eval_params": CO.eval_params(EVAL),
+        "eval": {k: np.asarray(v).tolist() for k, v in res.items()},
+        "d_model": int(model.config.hidden_size),
+        "r": float(np.linalg.norm(h, axis=1).max()),
+        "r_inf": float(np.abs(h).max()),
+        "provenance": {"command": f"{command}", "commit": git_commit(), "machine": machine_text(threads),
+                       "date": now_utc(), "wall_seconds": round(time.time() - t0, 1)},
+    }  # fmt: skip
+    CO.write_artifact(out, {"interim": interim})
+    ex = dict(zip(res["length"].tolist(), np.round(res["exact_rate"], 3).tolist()))
+    print(f"[{now_utc()}] interim at step {state['step']}: exact match by length {ex} -> {out}", flush=True)
     return 0
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["save_checkpoint", "load_checkpoint", "remove_checkpoint"]
+__all__ = ["save_checkpoint", "load_checkpoint", "checkpoint_weights", "remove_checkpoint"]
 
 _VERSION = 1
 
@@ -111,6 +111,42 @@ def load_checkpoint(folder: Path, key_hash: str, model, opt, sched, rngs: dict) 
         g.bit_generator.state = record["rngs"][name]
     drop = ("version", "key_hash", "model_file", "optim_file", "param_groups", "scheduler", "rngs")
     return {k: v for k, v in record.items() if k not in drop}
+
+
+def checkpoint_weights(folder: Path, key_hash: str, model, attempts: int = 3) -> dict | None:
+    """Load only the model weights of the checkpoint in ``folder`` (read-only: a run may still be training).
+
+    For an interim evaluation beside a running fine-tuning. The trainer replaces ``state.json`` and then
+    deletes the previous step's tensors, so a read that loses that race retries with the new ``state.json``.
+
+    Returns:
+        The saved state (``step``, ``check_step``, ``check_exact``, ``seconds``, ...) without the optimizer's,
+        or None when there is no checkpoint.
+
+    Raises:
+        ValueError: a checkpoint of another run or format, or weights that do not fit ``model``.
+    """
+    from safetensors.torch import load_model
+
+    for attempt in range(attempts):
+        path = folder / "state.json"
+        if not path.exists():
+            return None
+        record = json.loads(path.read_text())
+        if record.get("version") != _VERSION or record.get("key_hash") != key_hash:
+            raise ValueError(
+                f"checkpoint {folder} belongs to another run or format (key {record.get('key_hash')!r}, version "
+                f"{record.get('version')!r}; expected {key_hash!r}, {_VERSION})"
+            )
+        try:
+            load_model(model, str(folder / record["model_file"]), strict=True)
+        except FileNotFoundError:
+            if attempt == attempts - 1:
+                raise
+            continue
+        drop = ("version", "key_hash", "model_file", "optim_file", "param_groups", "scheduler", "rngs")
+        return {k: v for k, v in record.items() if k not in drop}
+    return None
 
 
 def remove_checkpoint(folder: Path) -> None:

@@ -36,11 +36,17 @@ import torch
 
 from accessibility_lib.experiments.copying import CopyTask, encode_batch, sample_strings, teacher_forced_exact
 from accessibility_lib.experiments.copying_bases import build_task_model, cut_vocabulary
-from accessibility_lib.experiments.copying_checkpoint import load_checkpoint, remove_checkpoint, save_checkpoint
+from accessibility_lib.experiments.copying_checkpoint import (
+    checkpoint_weights,
+    load_checkpoint,
+    remove_checkpoint,
+    save_checkpoint,
+)
 from accessibility_lib.ground.checks import check_int, check_positive_real, check_real
 from accessibility_lib.ground.results import ResultStore, default_store
 
-__all__ = ["TrainConfig", "build_task_model", "cut_vocabulary", "train_copying", "final_embeddings", "evaluate_run"]
+__all__ = ["TrainConfig", "build_task_model", "cut_vocabulary", "train_copying", "checkpointed_model", "final_embeddings",
+           "evaluate_run"]  # fmt: skip
 
 _FORMAT = 1  # bump when the training code changes what a key produces
 
@@ -283,6 +289,25 @@ def _train(cfg, store, device, base_model, tokenizer, force, show_progress, chec
     store.put("copying_train", key, info, arrays=arrays)
     remove_checkpoint(ckpt)
     return model, {**info, **arrays, "cached": False}
+
+
+def checkpointed_model(cfg: TrainConfig, store: ResultStore | None = None, base_model=None, tokenizer=None):
+    """The model of ``cfg``'s run as its last checkpoint holds it, while the run goes on: ``(model, state)``.
+
+    Read-only (the training process is not disturbed). ``state`` has ``step``, ``seconds``, ``check_step``
+    and ``check_exact`` (lists so far). Returns None when the run has no checkpoint (not started, or finished
+    and stored: then :func:`train_copying` returns the final model).
+
+    Raises:
+        ValueError: as :func:`~accessibility_lib.experiments.copying_checkpoint.checkpoint_weights`.
+    """
+    store = store if store is not None else default_store()
+    weights = store._path("copying_train", cfg.key()).with_suffix(".safetensors")
+    model = build_task_model(cfg, base_model, tokenizer)
+    state = checkpoint_weights(weights.with_suffix(".ckpt"), weights.stem, model)
+    if state is None:
+        return None
+    return model.eval(), state
 
 
 @torch.no_grad()

@@ -360,6 +360,18 @@ def test_killed_training_resumes_and_computes_what_an_uninterrupted_run_computes
     killed_at = json.loads(state.read_text())["step"]
     assert 100 <= killed_at < cfg.max_steps
 
+    # an interim look at the checkpoint (read-only) sees the killed run's step, checks and trained weights
+    from safetensors.torch import load_file
+
+    ckpt_model, ckpt_state = CM.checkpointed_model(cfg, store)
+    assert ckpt_state["step"] == killed_at and len(ckpt_state["check_exact"]) == killed_at // cfg.check_every
+    saved = load_file(str(state.parent / f"model.{killed_at}.safetensors"))
+    got = ckpt_model.state_dict()
+    assert all(torch.equal(got[k], v) for k, v in saved.items())
+    fresh = CM.build_task_model(cfg).state_dict()
+    assert any(not torch.equal(fresh[k], v) for k, v in saved.items())  # trained, not the untouched base
+    assert json.loads(state.read_text())["step"] == killed_at  # looking changed nothing
+
     model, info = CM.train_copying(cfg, store=store, show_progress=False, checkpoint_every=20)
     assert not info["cached"] and info["steps"] == ref["steps"] == cfg.max_steps
     assert [s["from_step"] for s in info["sessions"]] == [0, killed_at]  # two processes trained it
@@ -368,6 +380,7 @@ def test_killed_training_resumes_and_computes_what_an_uninterrupted_run_computes
     for (name, p), (_, q) in zip(model.state_dict().items(), ref_model.state_dict().items()):
         assert torch.equal(p, q), name
     assert not state.parent.exists()  # the checkpoint goes once the run is stored
+    assert CM.checkpointed_model(cfg, store) is None  # done: nothing interim to look at
     again, info2 = CM.train_copying(cfg, store=store, show_progress=False, checkpoint_every=20)
     assert info2["cached"] and info2["sessions"] == info["sessions"]
 

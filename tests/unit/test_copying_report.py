@@ -155,3 +155,7 @@ def test_the_finetune_script_writes_a_resumable_record(tmp_path):
     (rec,) = art["runs"].values()
     assert rec["train"]["steps"] == 4 and len(rec["eval"]["exact"]) == len(art["eval_params"]["eval_lengths"])
     assert not list((tmp_path / "store").rglob("*.ckpt"))  # the checkpoint goes once the run is stored
+    # an interim evaluation needs a run in progress: a finished one says so and changes nothing
+    proc = subprocess.run(cmd + ["--interim"], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0 and "no checkpoint of this run" in proc.stderr
+    assert json.loads(out.read_text()) == art
