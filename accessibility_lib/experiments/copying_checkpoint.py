@@ -88,15 +88,9 @@ def load_checkpoint(folder: Path, key_hash: str, model, opt, sched, rngs: dict) 
     """
     from safetensors.torch import load_file, load_model
 
-    path = folder / "state.json"
-    if not path.exists():
+    record = _read_record(folder, key_hash)
+    if record is None:
         return None
-    record = json.loads(path.read_text())
-    if record.get("version") != _VERSION or record.get("key_hash") != key_hash:
-        raise ValueError(
-            f"checkpoint {folder} belongs to another run or format (key {record.get('key_hash')!r}, version "
-            f"{record.get('version')!r}; expected {key_hash!r}, {_VERSION}): delete the folder to start afresh"
-        )
     load_model(model, str(folder / record["model_file"]), strict=True)
     tensors = load_file(str(folder / record["optim_file"]))
     torch.set_rng_state(tensors.pop("torch_rng"))
@@ -109,8 +103,7 @@ def load_checkpoint(folder: Path, key_hash: str, model, opt, sched, rngs: dict) 
     sched.load_state_dict({**record["scheduler"], "lr_lambdas": [None] * len(opt.param_groups)})
     for name, g in rngs.items():
         g.bit_generator.state = record["rngs"][name]
-    drop = ("version", "key_hash", "model_file", "optim_file", "param_groups", "scheduler", "rngs")
-    return {k: v for k, v in record.items() if k not in drop}
+    return _state_of(record)
 
 
 def checkpoint_weights(folder: Path, key_hash: str, model, attempts: int = 3) -> dict | None:
@@ -129,24 +122,37 @@ def checkpoint_weights(folder: Path, key_hash: str, model, attempts: int = 3) ->
     from safetensors.torch import load_model
 
     for attempt in range(attempts):
-        path = folder / "state.json"
-        if not path.exists():
+        record = _read_record(folder, key_hash)
+        if record is None:
             return None
-        record = json.loads(path.read_text())
-        if record.get("version") != _VERSION or record.get("key_hash") != key_hash:
-            raise ValueError(
-                f"checkpoint {folder} belongs to another run or format (key {record.get('key_hash')!r}, version "
-                f"{record.get('version')!r}; expected {key_hash!r}, {_VERSION})"
-            )
         try:
             load_model(model, str(folder / record["model_file"]), strict=True)
         except FileNotFoundError:
             if attempt == attempts - 1:
                 raise
             continue
-        drop = ("version", "key_hash", "model_file", "optim_file", "param_groups", "scheduler", "rngs")
-        return {k: v for k, v in record.items() if k not in drop}
+        return _state_of(record)
     return None
+
+
+def _read_record(folder: Path, key_hash: str) -> dict | None:
+    """``state.json`` of the checkpoint in ``folder`` (None if absent), refused if of another run or format."""
+    path = folder / "state.json"
+    if not path.exists():
+        return None
+    record = json.loads(path.read_text())
+    if record.get("version") != _VERSION or record.get("key_hash") != key_hash:
+        raise ValueError(
+            f"checkpoint {folder} belongs to another run or format (key {record.get('key_hash')!r}, version "
+            f"{record.get('version')!r}; expected {key_hash!r}, {_VERSION}): delete the folder to start afresh"
+        )
+    return record
+
+
+def _state_of(record: dict) -> dict:
+    """The training state of a checkpoint record, without the optimizer's and file entries."""
+    drop = ("version", "key_hash", "model_file", "optim_file", "param_groups", "scheduler", "rngs")
+    return {k: v for k, v in record.items() if k not in drop}
 
 
 def remove_checkpoint(folder: Path) -> None:

@@ -87,15 +87,7 @@ def import_cells(store: ResultStore, base: dict, cells: dict) -> int:
         key = token_key(base, t)
         if store.get(NAMESPACE, key) is not None:
             continue
-        value = {
-            "log_p": float(rc.log_p[i]),
-            "se": float(rc.se[i]),
-            "status": str(rc.status[i]),
-            "certificate": str(rc.certificate[i]),
-            "levels": float(rc.levels[i]),
-            "imported": True,
-        }
-        store.put(NAMESPACE, key, value)
+        store.put(NAMESPACE, key, {**_entry(rc, i), "imported": True})
         put += 1
     return put
 
@@ -103,6 +95,17 @@ def import_cells(store: ResultStore, base: dict, cells: dict) -> int:
 def token_key(base: dict, token: int) -> dict:
     """The store key of one token: ``base`` (see :func:`resolve_resumable`) plus the token id."""
     return {**base, "token": int(token)}
+
+
+def _entry(cells: ResolvedCells, i: int) -> dict:
+    """The stored fields (:data:`FIELDS`) of the i-th token of ``cells``."""
+    return {
+        "log_p": float(cells.log_p[i]),
+        "se": float(cells.se[i]),
+        "status": str(cells.status[i]),
+        "certificate": str(cells.certificate[i]),
+        "levels": float(cells.levels[i]),
+    }
 
 
 def _assemble(tokens: np.ndarray, rows: dict, V: int, settings: dict, region: str | None) -> ResolvedCells:
@@ -190,14 +193,7 @@ def resolve_resumable(
         )
         per_token = (time.perf_counter() - t0) / len(part)
         for i, t in enumerate(part):
-            value = {
-                "log_p": float(res.log_p[i]),
-                "se": float(res.se[i]),
-                "status": str(res.status[i]),
-                "certificate": str(res.certificate[i]),
-                "levels": float(res.levels[i]),
-                "seconds": round(per_token, 3),
-            }
+            value = {**_entry(res, i), "seconds": round(per_token, 3)}
             if store is not None:
                 store.put(NAMESPACE, token_key(base, t), value)
             rows[t] = value
