@@ -60,7 +60,7 @@ def _write(path: str | None, rows: list, argv, threads: int, final: bool) -> tup
         out = {
             "rows": rows,
             "complete": final,
-            "command": "python benchmarks/bench_n50_search.py " + " ".join(argv or os.sys.argv[1:]),
+            "command": provenance.command_line(".venv/bin/python", "benchmarks/bench_n50_search.py", argv=argv),
             "commit": provenance.git_commit(),
             "machine": provenance.machine_text(threads),
             "date": provenance.now_utc(),

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -53,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from accessibility_lib.experiments import copying, copying_model
-    from accessibility_lib.ground.provenance import git_commit, machine_text, now_utc
+    from accessibility_lib.ground.provenance import command_line, git_commit, machine_text, now_utc
     from accessibility_lib.ground.results import default_store, dumps, loads
 
     torch.set_num_threads(args.threads)
@@ -61,8 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     out_path = Path(args.out)
     art = loads(out_path.read_text()) if out_path.exists() else {"models": {}}
     art["settings"] = {**SETTINGS, "eval_lengths": EVAL_LENGTHS, "n_strings": N_STRINGS}
-    command = " ".join(shlex.quote(a) for a in ["nice -n 10 .venv/bin/python", "scripts/architecture_copying.py",
-                                               *(argv if argv is not None else sys.argv[1:])])  # fmt: skip
+    command = command_line("nice -n 10 .venv/bin/python", "scripts/architecture_copying.py", argv=argv)
     task = copying.CopyTask(SETTINGS["alphabet_size"])
     for name in args.models:
         t0 = time.time()

@@ -8,7 +8,8 @@ start, separator, end, pad, as the replication code cuts Pythia to 30 rows) and 
 (AdamW, warm-up and cosine decay, gradient clipping) on strings x|x of lengths 1 … ``train_max_len`` until two
 consecutive checks find 100 % exact match on 128 fresh training strings of the longest training length, or
 until the step cap; then exact match against length is measured on 50 held-out strings a length, by greedy
-decoding, on lengths up to almost three times the longest training length.
+decoding, on lengths up to almost three times the longest training length, and (``BEYOND``) on longer ones,
+up to 256, that exceed the fine-tuning context but not the base's pretrained positions.
 
 The same command resumes a killed run: the whole training state is checkpointed every ``--checkpoint-every``
 steps into the result store (``$ACCESSIBILITY_RESULTS`` or ./results, ``copying_train/<hash>.ckpt/``) and a
@@ -34,8 +35,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -59,6 +58,9 @@ PLANS = {
     },
 }
 EVAL = {"eval_lengths": [2, 4, 8, 12, 14, 16, 17, 18, 20, 22, 24, 28, 32, 40, 46], "n_strings": 50, "seed": 0}
+#: Lengths beyond the fine-tuning context (2n + 3 > context): positions the pretrained base saw in pretraining,
+#: never in fine-tuning. Measured when the base's positions allow them (``config.pretrained_positions``).
+BEYOND = {"eval_lengths": [64, 96, 128, 192, 256], "n_strings": 50, "seed": 0}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from accessibility_lib.experiments.copying_model import TrainConfig
-    from accessibility_lib.ground.provenance import git_commit, machine_text, now_utc
+    from accessibility_lib.ground.provenance import command_line, git_commit, machine_text, now_utc
     from accessibility_lib.ground.results import default_store
     from accessibility_lib.runs import copying_outcomes as CO
 
@@ -90,10 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) if args.out else CO.COPYING_DATA / f"finetune_{args.base.replace('/', '_')}.json"
     store = default_store()
     label = f"{args.base.split('/')[-1]} (fine-tuned), n ≤ {cfg.train_max_len}"
-    args_text = " ".join(
-        shlex.quote(a) for a in ["scripts/copying_finetune.py", *(argv if argv is not None else sys.argv[1:])]
-    )
-    command = f"env PYTHONPATH=. .venv/bin/python {args_text}"  # the interpreter and its environment unquoted
+    command = command_line("env PYTHONPATH=. .venv/bin/python", "scripts/copying_finetune.py", argv=argv)
     old = CO.load_artifact(out) or {}
     started = old.get("provenance", {}).get("started") if old.get("settings") == cfg.key() else None
     t_session = time.time()
@@ -132,8 +131,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.interim:
         return _interim(cfg, store, out, label, command, args.threads)
     print(f"[{now_utc()}] {label}: {cfg.key()}", flush=True)
-    record = CO.copying_outcome(label, cfg, EVAL, store, checkpoint_every=args.checkpoint_every,
-                                on_checkpoint=on_checkpoint, show_progress=False, threads=args.threads)  # fmt: skip
+    from accessibility_lib.experiments.copying import CopyTask
+    from accessibility_lib.runs.work import run_copying
+
+    model, info, res = run_copying(cfg, EVAL, store, "cpu", checkpoint_every=args.checkpoint_every,
+                                   on_checkpoint=on_checkpoint, show_progress=False, threads=args.threads)  # fmt: skip
+    record = CO.outcome_record(label, cfg, EVAL, model, info, res)
+    beyond = eval_beyond(model, CopyTask(cfg.alphabet_size), args.threads)
+    if beyond:
+        record["eval_beyond"] = beyond
     final = header("done", None)
     final["progress"] = {"step": record["train"]["steps"], "seconds": record["train"]["seconds"],
                          "check_step": record["train"]["check_step"], "check_exact": record["train"]["check_exact"],
@@ -143,6 +149,32 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[{now_utc()}] done: steps {record['train']['steps']}, reached {record['train']['reached']}, exact "
           f"{record['eval']['exact']} at {record['eval']['length']} -> {out}", flush=True)  # fmt: skip
     return 0
+
+
+def eval_beyond(model, task, threads: int) -> dict | None:
+    """Exact match at the :data:`BEYOND` lengths that the base's pretrained positions hold, or None.
+
+    The fine-tuning context (``max_position_embeddings`` of the task model) is lifted to the pretrained
+    positions for this evaluation only. Returns ``{"eval_params", "eval" (evaluate_copying's arrays as lists),
+    "context", "pretrained_positions"}``.
+    """
+    import numpy as np
+
+    from accessibility_lib.experiments.copying import evaluate_copying
+
+    limit = getattr(model.config, "pretrained_positions", None)
+    lengths = [n for n in BEYOND["eval_lengths"] if limit is not None and 2 * n + 3 <= limit]
+    if not lengths:
+        return None
+    context = model.config.max_position_embeddings
+    model.config.max_position_embeddings = limit
+    try:
+        res = evaluate_copying(model, task, lengths, n_strings=BEYOND["n_strings"], seed=BEYOND["seed"],
+                               threads=threads)  # fmt: skip
+    finally:
+        model.config.max_position_embeddings = context
+    return {"eval_params": {**BEYOND, "eval_lengths": lengths}, "eval": {k: np.asarray(v).tolist() for k, v in res.items()},
+            "context": int(context), "pretrained_positions": int(limit)}  # fmt: skip
 
 
 def _interim(cfg, store, out: Path, label: str, command: str, threads: int) -> int:
@@ -164,6 +196,7 @@ def _interim(cfg, store, out: Path, label: str, command: str, threads: int) -> i
     res = evaluate_copying(model, task, EVAL["eval_lengths"], n_strings=EVAL["n_strings"], seed=EVAL["seed"],
                            threads=threads)  # fmt: skip
     h = copying_model.final_embeddings(model, task, [cfg.train_max_len], n_strings=32, seed=EVAL["seed"])
+    beyond = eval_beyond(model, task, threads)
     interim = {
         "step": int(state["step"]),
         "train_seconds": float(state["seconds"]),
@@ -175,11 +208,14 @@ def _interim(cfg, store, out: Path, label: str, command: str, threads: int) -> i
         "d_model": int(model.config.hidden_size),
         "r": float(np.linalg.norm(h, axis=1).max()),
         "r_inf": float(np.abs(h).max()),
+        **({"eval_beyond": beyond} if beyond else {}),
         "provenance": {"command": f"{command}", "commit": git_commit(), "machine": machine_text(threads),
                        "date": now_utc(), "wall_seconds": round(time.time() - t0, 1)},
     }  # fmt: skip
     CO.write_artifact(out, {"interim": interim})
     ex = dict(zip(res["length"].tolist(), np.round(res["exact_rate"], 3).tolist()))
+    if beyond:
+        ex.update(zip(beyond["eval"]["length"], np.round(beyond["eval"]["exact_rate"], 3).tolist()))
     print(f"[{now_utc()}] interim at step {state['step']}: exact match by length {ex} -> {out}", flush=True)
     return 0
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
-import sys
 import time
 
 #: runs done first: the cheap from-scratch models, then nano, then the slow state-space models (~0.3 s a step)
@@ -35,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from accessibility_lib.ground.provenance import git_commit, machine_text, now_utc
+    from accessibility_lib.ground.provenance import command_line, git_commit, machine_text, now_utc
     from accessibility_lib.ground.results import default_store
     from accessibility_lib.runs import copying_outcomes as CO
     from accessibility_lib.runs import presets
@@ -45,10 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     params = presets.resolve("copying", args.preset)
     out = args.out or CO.STUDY_ARTIFACT
     store = default_store()
-    args_text = " ".join(
-        shlex.quote(a) for a in ["scripts/copying_study.py", *(argv if argv is not None else sys.argv[1:])]
-    )
-    command = f"env PYTHONPATH=. .venv/bin/python {args_text}"  # the interpreter and its environment unquoted
+    command = command_line("env PYTHONPATH=. .venv/bin/python", "scripts/copying_study.py", argv=argv)
     runs = copying_runs(params)
     runs = [r for r in runs if args.only is None or any(s in r[0] for s in args.only)]
     first = params["train_max_len"]  # every model at the common training length first, then the sweeps

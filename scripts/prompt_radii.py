@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -67,9 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         rec = radii(name, args.n_prompts, args.length)
         rec["provenance"] = {
-            "command": " ".join(
-                shlex.quote(a) for a in [".venv/bin/python", "scripts/prompt_radii.py", *(argv or sys.argv[1:])]
-            ),
+            "command": provenance.command_line(".venv/bin/python", "scripts/prompt_radii.py", argv=argv or None),
             "commit": provenance.git_commit(),
             "machine": provenance.machine_text(1),
             "date": provenance.now_utc(),

@@ -27,8 +27,6 @@ import concurrent.futures as cf
 import dataclasses
 import multiprocessing as mp
 import os
-import shlex
-import sys
 import time
 
 _WORKER: dict = {}
@@ -180,10 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         s = target_source(handles[u.dtype], u.kind, u.length_convention, seed=u.seed, corpus=u.corpus)
         sources[u.uid] = (s.name, s.layout())
     del handles
-    command = " ".join(
-        shlex.quote(a)
-        for a in [".venv/bin/python", "scripts/real_model_cramming.py", *(argv if argv is not None else sys.argv[1:])]
-    )
+    command = provenance.command_line(".venv/bin/python", "scripts/real_model_cramming.py", argv=argv)
     prov = {
         "command": command,
         "plan": args.plan,

@@ -11,7 +11,6 @@ given; the command, commit, machine, date and wall time are recorded in the arti
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 
@@ -56,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         print("radius variants:", variants)
     argv_ = argv if argv is not None else sys.argv[1:]
     prov = {
-        "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/support_artifact.py", *argv_]),
+        "command": provenance.command_line(".venv/bin/python", "scripts/support_artifact.py", argv=argv_),
         "commit": provenance.git_commit(),
         "machine": provenance.machine_text(args.threads),
         "date": provenance.now_utc(),

@@ -49,7 +49,6 @@ import argparse
 import json
 import math
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -112,7 +111,7 @@ def _debias_existing(args, argv) -> int:
     data["sweep"] = T.ratio_sweep(data["inputs"], np.arange(10.0, 20.01, 0.5))
     argv_ = argv if argv is not None else sys.argv[1:]
     data["provenance"]["debiased"] = {
-        "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "scripts/table1_resolved.py", *argv_]),
+        "command": provenance.command_line(".venv/bin/python", "scripts/table1_resolved.py", argv=argv_),
         "commit": provenance.git_commit(),
         "date": provenance.now_utc(),
         "note": args.note,
@@ -184,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     handle = load_model(args.model)
     argv_ = argv if argv is not None else sys.argv[1:]
     prov = {
-        "command": " ".join(shlex.quote(a) for a in ["nice", ".venv/bin/python", "scripts/table1_resolved.py", *argv_]),
+        "command": provenance.command_line("nice", ".venv/bin/python", "scripts/table1_resolved.py", argv=argv_),
         "commit": provenance.git_commit(),
         "machine": provenance.machine_text(args.threads),
         "date": provenance.now_utc(),

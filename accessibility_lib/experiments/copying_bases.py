@@ -124,4 +124,5 @@ def build_task_model(cfg, base_model=None, tokenizer=None):
         raise ValueError(f"context {cfg.context} exceeds the base model's {context} positions")
     cut_vocabulary(base_model, _task_rows(task, tokenizer, base_model.get_input_embeddings().weight.shape[0]))
     base_model.config.max_position_embeddings = cfg.context  # evaluation checks lengths against this
+    base_model.config.pretrained_positions = context  # what pretraining saw: lengths beyond cfg.context can be tried
     return base_model.float().requires_grad_(True)  # load_model hands out frozen models: fine-tune them all

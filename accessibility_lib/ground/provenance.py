@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 import os
 import platform
+import shlex
 import subprocess
 import time
+from pathlib import Path
 
 from accessibility_lib.ground.paths import REPO_ROOT
 
@@ -32,6 +34,34 @@ def machine_text(threads: int | None = None) -> str:
     return f"{platform.node()} {platform.machine()}, {os.cpu_count()} cpus, torch {torch.__version__}" + (
         f", {threads} thread(s) a worker" if threads else ""
     )
+
+
+def checkout_relative(arg: str) -> str:
+    """``arg`` with an absolute path inside a checkout of this repository written relative to that checkout.
+
+    A recorded command must work on a reader's clone: ``/work/main/book/data/x.json`` becomes
+    ``book/data/x.json`` (a checkout is a folder holding ``accessibility_lib/`` and ``book/``). ``--flag=/path``
+    is handled the same way; anything else is returned unchanged.
+    """
+    if "=" in arg and arg.startswith("--"):
+        flag, value = arg.split("=", 1)
+        return f"{flag}={checkout_relative(value)}"
+    if not arg.startswith("/"):
+        return arg
+    path = Path(arg)
+    for root in path.parents:
+        if (root / "accessibility_lib").is_dir() and (root / "book").is_dir():
+            return str(path.relative_to(root)) or "."
+    return arg
+
+
+def command_line(*words: str, argv=None) -> str:
+    """A shell command that re-runs this script from a clone's root: ``words`` (e.g. the interpreter and the
+    script) and ``argv`` (default ``sys.argv[1:]``), quoted, checkout paths made relative (:func:`checkout_relative`)."""
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    return " ".join([*words, *(shlex.quote(checkout_relative(str(a))) for a in argv)])
 
 
 def now_utc() -> str:

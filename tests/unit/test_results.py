@@ -155,3 +155,19 @@ def test_default_root_is_the_repository_results_folder(monkeypatch, tmp_path):
     assert results.default_store().root == repo / "results"
     monkeypatch.setenv("ACCESSIBILITY_RESULTS", str(tmp_path / "elsewhere"))
     assert results.default_root() == tmp_path / "elsewhere"
+
+
+def test_recorded_commands_use_checkout_relative_paths(tmp_path):
+    """A command stored in an artifact must re-run from a reader's clone: no path of the machine that ran it."""
+    from accessibility_lib.ground import provenance
+
+    other = tmp_path / "elsewhere" / "checkout"  # another checkout of the repository (a worktree, say)
+    (other / "accessibility_lib").mkdir(parents=True)
+    (other / "book" / "data").mkdir(parents=True)
+    out = other / "book" / "data" / "copying" / "x.json"
+    assert provenance.checkout_relative(str(out)) == "book/data/copying/x.json"
+    assert provenance.checkout_relative(f"--out={out}") == "--out=book/data/copying/x.json"
+    assert provenance.checkout_relative("/tmp/not-a-checkout/x.json") == "/tmp/not-a-checkout/x.json"
+    assert provenance.checkout_relative("relative/x.json") == "relative/x.json"
+    line = provenance.command_line(".venv/bin/python", "scripts/s.py", argv=["--out", str(out), "--note", "a b"])
+    assert line == ".venv/bin/python scripts/s.py --out book/data/copying/x.json --note 'a b'"
