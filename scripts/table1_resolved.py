@@ -35,6 +35,8 @@ Writes ``book/data/support/resolved/<model>.json`` (JSON only), with:
 - ``sweep``: cone/ball, ellipsoid/ball, cells/ellipsoid at 2r/ε = 2^10 … 2^20 (region and D fixed);
 - ``convergence``: r, r∞, cone angle and semi-axes fitted on the first N prompts per length (nested
   samples, forward passes only);
+- ``replicate`` (with ``--replicate-tokens``): the first planned tokens resolved again with another splitting
+  seed, so the stated SE of one run can be checked against the spread of two;
 - ``brute`` (with ``--brute-factor``): hit counts of S = factor·|V| uniform points in the same ellipsoid,
   for every token, the independent check of the resolved ln p.
 
@@ -134,6 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lengths", default="4,16,64")
     ap.add_argument("--convergence", default="64,334,1667", help="prompts per length of the nested fits")
     ap.add_argument("--brute-factor", type=int, default=0, help="S = factor·|V| uniform points (0: none)")
+    ap.add_argument(
+        "--replicate-tokens",
+        type=int,
+        default=0,
+        help="resolve the first this many planned tokens again with --replicate-seed: the check of the stated SE",
+    )
+    ap.add_argument("--replicate-seed", type=int, default=1, help="splitting seed of the replicate runs")
     ap.add_argument("--uniform-points", type=int, default=20000, help="S of the chapter's uniform Monte Carlo")
     ap.add_argument(
         "--batch", type=int, default=8, help="splitting runs advanced together (results do not depend on it)"
@@ -282,6 +291,21 @@ def main(argv: list[str] | None = None) -> int:
     data["inputs"] = inputs
     data["rows"] = T.rows_from_inputs(inputs)
     data["sweep"] = T.ratio_sweep(inputs, np.arange(10.0, 20.01, 0.5))
+    if args.replicate_tokens > 0:
+        # the same tokens, an independent splitting stream: (ln p̂ − ln p̂') / √(se² + se'²) has sd 1 if the SE is honest
+        t2 = time.time()
+        k = min(args.replicate_tokens, planned.size)
+        rep = resolve_resumable(
+            problem,
+            planned[:k],
+            store=None if args.no_store else default_store(),
+            labels=labels,
+            chunk=args.chunk,
+            **{**key_settings, "seed": args.replicate_seed},
+            batch=args.batch,
+        )
+        data["replicate"] = {"seed": args.replicate_seed, "cells": rep.to_dict()}
+        prov["wall_seconds"]["replicate"] = round(time.time() - t2, 1)
     if args.brute_factor > 0:
         t2 = time.time()
         S = args.brute_factor * int(handle.d_vocab)

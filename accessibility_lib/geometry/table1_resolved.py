@@ -35,6 +35,7 @@ from accessibility_lib.theory.fp_grid import float16_grid_count
 
 __all__ = [
     "ROW_NAMES",
+    "se_check",
     "REQUIRED",
     "rows_from_inputs",
     "shape_slopes",
@@ -279,3 +280,44 @@ def sweep_of(art: dict, log2_x=None) -> dict:
     if "inputs" in art:
         return ratio_sweep(art["inputs"], ks)
     return shape_ratio_sweep(table_fit(art), int(art["d_vocab"]), ks)
+
+
+def se_check(art: dict, confidence: float = 0.95) -> dict | None:
+    """How honest one run's stated SE is: the artifact's tokens resolved twice, with independent splitting seeds.
+
+    For every token resolved in both the main run and ``art["replicate"]``, z = (ln p̂ − ln p̂') / √(se² + se'²)
+    has mean 0 and standard deviation 1 when each SE is the run's true sampling error (and the two runs are
+    independent). ``sd_z`` > 1 says the stated SE understates the spread of a single run by that factor.
+
+    Returns:
+        None without a replicate (or fewer than 3 common resolved tokens), else ``{"n", "sd_z", "sd_z_ci"
+        (chi-square interval of a normal sample's sd, ``confidence``), "mean_diff" (nats), "mean_diff_se"
+        (nats), "seed"}``. The check says nothing of a bias the two runs share (e.g. slow mixing at large d);
+        only a reference volume (brute force, exact cells) can.
+    """
+    from scipy.stats import chi2
+
+    rep = art.get("replicate")
+    if not rep or "inputs" not in art:
+        return None
+    a, b = ResolvedCells.from_dict(art["inputs"]["cells"]), ResolvedCells.from_dict(rep["cells"])
+    where = {int(t): i for i, t in enumerate(a.tokens.tolist())}
+    pairs = [(where[int(t)], j) for j, t in enumerate(b.tokens.tolist()) if int(t) in where]
+    pairs = [(i, j) for i, j in pairs if a.resolved[i] and b.resolved[j]]
+    if len(pairs) < 3:
+        return None
+    i, j = np.array(pairs).T
+    diff = a.log_p[i] - b.log_p[j]
+    z = diff / np.sqrt(a.se[i] ** 2 + b.se[j] ** 2)
+    n = z.size
+    sd = float(np.sqrt(np.mean(z**2)))  # mean 0 under the hypothesis: n degrees of freedom
+    lo, hi = chi2.ppf([(1 + confidence) / 2, (1 - confidence) / 2], n)
+    return {
+        "n": int(n),
+        "sd_z": sd,
+        "sd_z_ci": [float(sd * math.sqrt(n / lo)), float(sd * math.sqrt(n / hi))],
+        "mean_diff": float(diff.mean()),
+        "mean_diff_se": float(diff.std(ddof=1) / math.sqrt(n)),
+        "seed": int(rep.get("seed", -1)),
+    }
+

@@ -209,3 +209,29 @@ def test_shape_sweep_of_an_artifact_without_cells():
     assert math.isnan(sw["cells/ellipsoid"][0])
     full = {**art, "inputs": _toy_inputs()}
     assert T.sweep_of(full, [12.0])["cells/ellipsoid"] == pytest.approx([1.0])
+
+
+def test_se_check_detects_an_understated_error():
+    """Two independent runs whose stated SE is right give sd(z) ≈ 1; a run stating half its error gives ≈ 2."""
+    from accessibility_lib.geometry import table1_resolved as T
+    from accessibility_lib.geometry.cell_distribution import ResolvedCells
+
+    g = np.random.default_rng(0)
+    n, V = 400, 10_000
+    tokens = g.choice(V, n, replace=False)
+    truth = g.uniform(-25, -5, n)
+
+    def cells(noise, stated, order):
+        k = order(np.arange(n))
+        lp = truth[k] + g.normal(0, noise, n)
+        status = np.full(n, "resolved").astype(object)
+        return ResolvedCells(tokens[k], lp, np.full(n, stated), status.astype(str), np.full(n, "splitting"), V, {}, np.ones(n)).to_dict()
+
+    honest = {"inputs": {"cells": cells(0.5, 0.5, lambda i: i)}, "replicate": {"seed": 1, "cells": cells(0.5, 0.5, lambda i: i[::-1])}}
+    c = T.se_check(honest)
+    assert c["n"] == n and c["sd_z_ci"][0] < 1 < c["sd_z_ci"][1] and abs(c["sd_z"] - 1) < 0.1
+    assert abs(c["mean_diff"]) < 3 * c["mean_diff_se"]
+    under = {"inputs": {"cells": cells(1.0, 0.5, lambda i: i)}, "replicate": {"seed": 1, "cells": cells(1.0, 0.5, lambda i: i)}}
+    u = T.se_check(under)
+    assert u["sd_z_ci"][0] > 1.5 and abs(u["sd_z"] - 2) < 0.2
+    assert T.se_check({"inputs": honest["inputs"]}) is None  # no replicate: nothing to say
