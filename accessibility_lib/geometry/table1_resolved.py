@@ -36,6 +36,7 @@ from accessibility_lib.theory.fp_grid import float16_grid_count
 __all__ = [
     "ROW_NAMES",
     "se_check",
+    "variance_corrected",
     "REQUIRED",
     "rows_from_inputs",
     "shape_slopes",
@@ -320,4 +321,44 @@ def se_check(art: dict, confidence: float = 0.95) -> dict | None:
         "mean_diff_se": float(diff.std(ddof=1) / math.sqrt(n)),
         "seed": int(rep.get("seed", -1)),
     }
+
+
+def variance_corrected(art: dict, confidence: float = 0.95) -> dict | None:
+    """The cells row again, with each token's Jensen term taken from the measured variance of one run.
+
+    A resolved ln p̂ carries + se²/2 (se² = L/N, the ideal splitting variance; combine_replicates). When
+    :func:`se_check` finds one run's spread κ = sd_z² times that, the unbiased correction is + κ·se²/2, so
+    every resolved token gains (κ − 1)·se²/2 nats (first order: lognormal errors, one κ for all tokens).
+
+    Returns:
+        None unless the check shows the SE understated (its interval above 1); else ``{"kappa": [κ, lo, hi],
+        "mean_log_p" (nats, at κ), "C" (tokens per vector, cells row at κ), "ratio" (cells/ellipsoid at κ),
+        "ratio_ci"}``: the ratio's interval spans κ's interval and, at each end, E[ln p] ± z·SE (as the
+        uncorrected row's), so it holds both the sampling error and the uncertainty of the correction.
+    """
+    from scipy.stats import norm
+
+    chk = se_check(art, confidence)
+    if chk is None or chk["sd_z_ci"][0] <= 1:
+        return None
+    zq = float(norm.ppf((1 + confidence) / 2))
+    cells = art["inputs"]["cells"]
+    out = {"kappa": [chk["sd_z"] ** 2, chk["sd_z_ci"][0] ** 2, chk["sd_z_ci"][1] ** 2]}
+    at = []
+    for kappa in out["kappa"]:
+        lp = [
+            None if v is None else (v + (kappa - 1) * e * e / 2 if st == "resolved" else v)
+            for v, e, st in zip(cells["log_p"], cells["se"], cells["status"])
+        ]
+        inputs = {**art["inputs"], "cells": {**cells, "log_p": lp}}
+        rows = rows_from_inputs(inputs)
+        D = rows["ellipsoid + non-uniform cells"]["from"]["D"]
+        ratio = rows["ellipsoid + non-uniform cells"]["C"] / rows["ellipsoid"]["C"]
+        E, se = abs(D["mean_log_p"]), D["se_mean"]
+        at.append((D["mean_log_p"], rows["ellipsoid + non-uniform cells"]["C"], ratio, E, se))
+    mean_lp, C, ratio, _, _ = at[0]
+    lows = [r * E / (E + zq * se) for _, _, r, E, se in at]
+    highs = [r * E / (E - zq * se) if E > zq * se else math.inf for _, _, r, E, se in at]
+    out.update(mean_log_p=mean_lp, C=C, ratio=ratio, ratio_ci=[min(lows), max(highs)])
+    return out
 

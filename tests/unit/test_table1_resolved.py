@@ -235,3 +235,35 @@ def test_se_check_detects_an_understated_error():
     u = T.se_check(under)
     assert u["sd_z_ci"][0] > 1.5 and abs(u["sd_z"] - 2) < 0.2
     assert T.se_check({"inputs": honest["inputs"]}) is None  # no replicate: nothing to say
+
+
+def test_variance_corrected_cells_row_moves_with_the_measured_spread():
+    """An understated SE (κ ≈ 4) shifts every resolved ln p by (κ − 1)·se²/2 and the cells row with it."""
+    import copy
+    import json
+
+    from accessibility_lib.geometry import table1_resolved as T
+    from accessibility_lib.geometry.cell_distribution import ResolvedCells
+
+    art = json.loads((BOOK_DATA / "support" / "resolved" / "nano.json").read_text())
+    base = ResolvedCells.from_dict(art["inputs"]["cells"])
+    ok = base.resolved
+    g = np.random.default_rng(1)
+    n = int(ok.sum())
+    se = np.where(ok, 0.5, base.se)
+
+    def run(noise):
+        lp = base.log_p.copy()
+        lp[ok] += g.normal(0, noise, n)
+        return ResolvedCells(base.tokens, lp, se, base.status, base.certificate, base.d_vocab, {}, base.levels).to_dict()
+
+    a = copy.deepcopy(art)
+    a["inputs"]["cells"], a["replicate"] = run(1.0), {"seed": 1, "cells": run(1.0)}  # true sd 1.0, stated 0.5: κ = 4
+    v = T.variance_corrected(a)
+    assert 3.0 < v["kappa"][0] < 5.0 and v["kappa"][1] < v["kappa"][0] < v["kappa"][2]
+    plain = T.rows_from_inputs(a["inputs"])["ellipsoid + non-uniform cells"]["from"]["D"]["mean_log_p"]
+    assert v["mean_log_p"] - plain == pytest.approx((v["kappa"][0] - 1) * 0.5**2 / 2, rel=1e-9)
+    assert v["ratio_ci"][0] < v["ratio"] < v["ratio_ci"][1]
+    honest = copy.deepcopy(art)
+    honest["inputs"]["cells"], honest["replicate"] = run(0.5), {"seed": 1, "cells": run(0.5)}
+    assert T.variance_corrected(honest) is None  # the SE is right: nothing to correct
