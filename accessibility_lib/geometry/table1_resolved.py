@@ -361,4 +361,3 @@ def variance_corrected(art: dict, confidence: float = 0.95) -> dict | None:
     highs = [r * E / (E - zq * se) if E > zq * se else math.inf for _, _, r, E, se in at]
     out.update(mean_log_p=mean_lp, C=C, ratio=ratio, ratio_ci=[min(lows), max(highs)])
     return out
-

@@ -225,13 +225,21 @@ def test_se_check_detects_an_understated_error():
         k = order(np.arange(n))
         lp = truth[k] + g.normal(0, noise, n)
         status = np.full(n, "resolved").astype(object)
-        return ResolvedCells(tokens[k], lp, np.full(n, stated), status.astype(str), np.full(n, "splitting"), V, {}, np.ones(n)).to_dict()
+        return ResolvedCells(
+            tokens[k], lp, np.full(n, stated), status.astype(str), np.full(n, "splitting"), V, {}, np.ones(n)
+        ).to_dict()
 
-    honest = {"inputs": {"cells": cells(0.5, 0.5, lambda i: i)}, "replicate": {"seed": 1, "cells": cells(0.5, 0.5, lambda i: i[::-1])}}
+    honest = {
+        "inputs": {"cells": cells(0.5, 0.5, lambda i: i)},
+        "replicate": {"seed": 1, "cells": cells(0.5, 0.5, lambda i: i[::-1])},
+    }
     c = T.se_check(honest)
     assert c["n"] == n and c["sd_z_ci"][0] < 1 < c["sd_z_ci"][1] and abs(c["sd_z"] - 1) < 0.1
     assert abs(c["mean_diff"]) < 3 * c["mean_diff_se"]
-    under = {"inputs": {"cells": cells(1.0, 0.5, lambda i: i)}, "replicate": {"seed": 1, "cells": cells(1.0, 0.5, lambda i: i)}}
+    under = {
+        "inputs": {"cells": cells(1.0, 0.5, lambda i: i)},
+        "replicate": {"seed": 1, "cells": cells(1.0, 0.5, lambda i: i)},
+    }
     u = T.se_check(under)
     assert u["sd_z_ci"][0] > 1.5 and abs(u["sd_z"] - 2) < 0.2
     assert T.se_check({"inputs": honest["inputs"]}) is None  # no replicate: nothing to say
@@ -255,7 +263,9 @@ def test_variance_corrected_cells_row_moves_with_the_measured_spread():
     def run(noise):
         lp = base.log_p.copy()
         lp[ok] += g.normal(0, noise, n)
-        return ResolvedCells(base.tokens, lp, se, base.status, base.certificate, base.d_vocab, {}, base.levels).to_dict()
+        return ResolvedCells(
+            base.tokens, lp, se, base.status, base.certificate, base.d_vocab, {}, base.levels
+        ).to_dict()
 
     a = copy.deepcopy(art)
     a["inputs"]["cells"], a["replicate"] = run(1.0), {"seed": 1, "cells": run(1.0)}  # true sd 1.0, stated 0.5: κ = 4
