@@ -15,6 +15,13 @@ for arg in "$@"; do
   esac
 done
 
+# `make book` and `make test` started together in one clone would both install into .venv: the second waits
+exec 9>.setup.lock
+if ! flock -n 9; then
+  echo "== waiting for another setup.sh in this checkout to finish"
+  flock 9
+fi
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PY --version)"
