@@ -253,9 +253,13 @@ def test_search_from_file_shows_snippets(site: Path, browser) -> None:
     p = Page(browser, site / "search.html", width=1400)
     try:
         p.page.goto((site / "search.html").as_uri() + "?q=cramming")
+        # Sphinx appends one result every 5 ms and each snippet when its (shimmed) fetch resolves: wait for
+        # its "Search finished" status *and* every snippet, or a result added after the wait has none yet
         p.page.wait_for_function(
-            "() => { const li = document.querySelectorAll('#search-results li');"
-            " return li.length > 0 && [...li].every(l => l.querySelector('p.context')); }",
+            "() => { const s = document.querySelector('#search-results p.search-summary');"
+            " const li = document.querySelectorAll('#search-results li');"
+            " return s && s.innerText.startsWith('Search finished') && li.length > 0"
+            " && [...li].every(l => l.querySelector('p.context')); }",
             timeout=60_000,
         )
         items = p.page.evaluate(
