@@ -3,7 +3,9 @@
 Both designs run through ``accessibility_lib.runs.cramming_units.run_cramming_unit`` on one result store, so
 an (n, target) outcome is crammed once and read by both; each design is charged the forward+backward
 token-steps of every outcome *it* used (steps × input positions, ``accessibility_lib.experiments.n50.token_steps``),
-whether it crammed it or found it. The bisection design starts where the first artifacts' runner
+whether it crammed it or found it. Each design chooses its lengths as it would on an empty store
+(``prefer_stored=False``): stored outcomes answer its look-ups but do not steer it, so its cost does not
+depend on which lengths an earlier run or the other design happened to store. The bisection design starts where the first artifacts' runner
 started it (12·m natural, 6·m random words, 4·m random tokens, or 0.9·m·n50(1) when larger), doubles,
 and gives every length all targets; the sequential design starts from its prediction (12·m, 8·m, 4·m
 for m = 1, then the line through the n50s it found) and settles each length's side sequentially.
@@ -83,6 +85,12 @@ def main(argv=None) -> int:
     ap.add_argument("--seed-artifact", action="store_true", help="first copy the model's artifact into the store")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--prefer-stored",
+        action="store_true",
+        help="let each design take stored lengths in place of its own choices (the runners' resume rule; "
+        "the first benchmarks ran so): its cost then depends on what was stored before it",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     store = ResultStore(args.store) if args.store else default_store()
@@ -99,12 +107,19 @@ def main(argv=None) -> int:
             start = max(LEGACY_GUESS[kind] * m, round(0.9 * m * old_n50.get(1, 0.0)), 2)
             t0 = time.time()
             old = run_cramming_unit(
-                handle, replace(unit, design="bisect"), store, model_name=args.model, n_pred=start / 0.9
+                handle,
+                replace(unit, design="bisect"),
+                store,
+                model_name=args.model,
+                n_pred=start / 0.9,
+                prefer_stored=args.prefer_stored,
             )
             t_old = time.time() - t0
             pred = predict_n50(m, new_n50, DEFAULT_PER_M[kind]) if new_n50 else COLD_START  # as predict_for
             t0 = time.time()
-            new = run_cramming_unit(handle, unit, store, model_name=args.model, n_pred=pred)
+            new = run_cramming_unit(
+                handle, unit, store, model_name=args.model, n_pred=pred, prefer_stored=args.prefer_stored
+            )
             t_new = time.time() - t0
             for d, r in ((old_n50, old), (new_n50, new)):
                 if r.fit.ok:
@@ -112,6 +127,7 @@ def main(argv=None) -> int:
             inside = bool(old.fit.ok and new.fit.ok and old.fit.ci[0] <= new.n50 <= old.fit.ci[1])
             row = {
                 "model": args.model,
+                "prefer_stored": bool(args.prefer_stored),
                 "kind": kind,
                 "m": m,
                 "budget": unit.budget_label,

@@ -124,6 +124,7 @@ def find_n50(
     batch: int | None = None,
     growth: float = 1.5,
     nested_budgets: tuple[int, ...] = (),
+    prefer_stored: bool = True,
     **cram_kwargs,
 ) -> N50Search:
     """Locate n50(m) for one model, target source and prompt length, resumably.
@@ -150,6 +151,11 @@ def find_n50(
             patience is off (``patience == max_steps``): an outcome at a larger budget B gives this budget
             b's (success when it succeeded within b steps), a success at a smaller budget is the same
             success here. Such outcomes are stored with ``derived_from`` = B.
+        prefer_stored: let the design take a length whose outcomes are already stored in place of the one
+            it would try in the same interval (resuming, reusing other runs). False: the design chooses its
+            lengths as it would on an empty store — stored outcomes still answer its look-ups (nothing is
+            crammed twice), they only no longer steer it (``benchmarks/bench_n50_search.py``, so that
+            one design's cost does not depend on what another design stored before it).
         seed: target i is crammed from seed + i.
         show_progress: a progress bar over crammed targets.
         should_stop: optional callable; when it returns True before a batch, :class:`StopSearch`
@@ -285,7 +291,7 @@ def find_n50(
                 n_around=n_around,
                 seed=seed,
                 n_min=n_min,
-                known=known,
+                known=known if prefer_stored else None,
             )
         else:
             res = locate_n50_sequential(
@@ -298,7 +304,7 @@ def find_n50(
                 growth=growth,
                 rel_tol=0.25 if rel_tol is None else rel_tol,
                 n_min=n_min,
-                known=known,
+                known=known if prefer_stored else None,
                 seed=seed,
             )
     finally:

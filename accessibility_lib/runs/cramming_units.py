@@ -258,6 +258,7 @@ def run_cramming_unit(
     n_pred: float | None = None,
     should_stop=None,
     show_progress: bool = False,
+    prefer_stored: bool = True,
 ):
     """Run one unit into the store and return its result (the one place a cramming unit is run).
 
@@ -271,6 +272,8 @@ def run_cramming_unit(
             :data:`DEFAULT_PER_M` [kind]·m.
         should_stop: optional callable; True before a batch raises :class:`accessibility_lib.experiments.n50.StopSearch`.
         show_progress: a progress bar over crammed targets.
+        prefer_stored: fixed-length searches only; False: the search chooses its lengths as on an empty
+            store (see :func:`accessibility_lib.experiments.n50.find_n50`).
 
     Returns:
         For a fixed-length instrument, the :class:`~accessibility_lib.experiments.n50_result.N50Search`; for a progressive
@@ -342,6 +345,7 @@ def run_cramming_unit(
         seed=unit.seed,
         show_progress=show_progress,
         should_stop=should_stop,
+        prefer_stored=prefer_stored,
         **kw,
         **settings,
     )

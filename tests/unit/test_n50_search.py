@@ -160,6 +160,21 @@ def test_a_search_killed_at_a_random_point_and_resumed_gives_the_same_outcomes(t
     assert again.token_steps == full.token_steps == token_steps(full.outcomes, 1)
 
 
+def test_a_search_that_does_not_prefer_stored_lengths_chooses_as_on_an_empty_store(tmp_path):
+    """prefer_stored=False (the search benchmark): lengths another design stored answer look-ups but do not
+    steer the search, so it uses the same lengths and outcomes as on an empty store, and crams fewer."""
+    tiny = _tiny()
+    kw = dict(model_name="tiny", source_name="rand", show_progress=False, **FAST)
+    store = ResultStore(tmp_path / "shared")
+    other = find_n50(tiny, _source, 1, 6, store=store, design="bisect", n_start=3, n_probe=6, n_around=0, **kw)
+    alone = find_n50(tiny, _source, 1, 6, store=ResultStore(tmp_path / "alone"), n_pred=9, **kw)
+    beside = find_n50(tiny, _source, 1, 6, store=store, n_pred=9, prefer_stored=False, **kw)
+    strip = lambda res: [(r["n"], r["target"], r["success"], r["steps"]) for r in res.outcomes]  # noqa: E731
+    assert strip(beside) == strip(alone) and beside.token_steps == alone.token_steps
+    shared = {(r["n"], r["target"]) for r in other.outcomes} & {(r["n"], r["target"]) for r in alone.outcomes}
+    assert shared and beside.cached == len(shared) and beside.runs == alone.runs - len(shared)
+
+
 def test_find_n50_refuses_an_unknown_design():
     with pytest.raises(ValueError, match="design must be one of 'sequential', 'bisect'"):
         find_n50(_tiny(), _source, 1, 4, design="grid")
