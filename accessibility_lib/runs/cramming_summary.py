@@ -162,18 +162,23 @@ def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
 def slopes(
     summaries: list[UnitSummary], max_steps: int, *, instrument: str = "paper", dtype: str | None = None
 ) -> dict[str, tuple[list[UnitSummary], object]]:
-    """Per target kind, the units of one budget, instrument and dtype with a bracketed n50, and their slope.
+    """Per target kind, the complete units of one budget, instrument and dtype with an n50, and their slope.
 
-    Units whose decode paths disagreed are left out (a bfloat16 run whose KV-cache decoding and full
-    recompute differ does not measure one model). With several units at the same m (e.g. 10 and 20
-    targets) the one with more outcomes is used.
+    Only complete units count: a partial unit's n50 rests on the lengths its search happened to reach
+    (chapter 3 and chapter 5 read the same slopes). Units whose decode paths disagreed are left out (a
+    bfloat16 run whose KV-cache decoding and full recompute differ does not measure one model). With
+    several units at the same m (e.g. 10 and 20 targets) the one with more outcomes is used. A unit whose
+    n50 interval is open at an end (it reached the edge of the lengths searched, ``fit.ci_open``) is
+    returned but not fitted: its interval is a bound, not an interval, and would make the slope's look
+    closed.
 
     Args:
         dtype: one dtype, or None for the dtype most units of that budget and instrument have.
 
     Returns:
-        kind -> (units with a finite n50, sorted by m; :class:`~accessibility_lib.experiments.slope_fit.SlopeFit`
-        through them with their n50 intervals, or None with fewer than two distinct m).
+        kind -> (complete units with a finite n50, sorted by m; the
+        :class:`~accessibility_lib.experiments.slope_fit.SlopeFit` through those of them with a closed
+        interval, with their n50 intervals, or None with fewer than two distinct m).
     """
     from collections import Counter
 
@@ -186,14 +191,16 @@ def slopes(
     for kind in sorted({s.kind for s in pool}):
         best: dict[int, UnitSummary] = {}
         for s in pool:
-            if s.kind == kind and s.dtype == dtype and s.fit is not None and s.fit.ok and s.disagreements == 0:
+            ok = s.kind == kind and s.dtype == dtype and s.state == "complete" and s.disagreements == 0
+            if ok and s.fit is not None and s.fit.ok:
                 if s.m not in best or s.n_outcomes > best[s.m].n_outcomes:
                     best[s.m] = s
         pts = [best[m] for m in sorted(best)]
         fit = None
-        if len(pts) >= 2:
-            ci = [s.fit.ci for s in pts]
+        closed = [s for s in pts if not any(getattr(s.fit, "ci_open", (False, False)))]
+        if len(closed) >= 2:
+            ci = [s.fit.ci for s in closed]
             ok_ci = all(np.all(np.isfinite(c)) for c in ci)
-            fit = fit_slope([s.m for s in pts], [s.fit.n50 for s in pts], n50_ci=ci if ok_ci else None)
+            fit = fit_slope([s.m for s in closed], [s.fit.n50 for s in closed], n50_ci=ci if ok_ci else None)
         out[kind] = (pts, fit)
     return out

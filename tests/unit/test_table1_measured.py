@@ -65,3 +65,29 @@ def test_budget_reading_decides_only_with_a_patience():
     assert budget_reading([_unit(10, 5, 100)])[0] is False  # exactly half: not more than half
     assert budget_reading([_unit(0, 0, 100)]) == (None, "no failure")
     assert budget_reading([_unit(4, 4, None), _unit(6, 1, 100)])[0] is False  # one unit with patience decides
+
+
+def test_slopes_use_complete_units_and_fit_only_closed_intervals():
+    """A partial unit never enters a slope (chapters 3 and 5 read the same ones); a unit whose n50 interval is
+    open at an end is returned with the others but not fitted: its end is a bound, not an interval's edge."""
+    import numpy as np
+
+    from accessibility_lib.experiments.fitting import fit_sigmoid
+    from accessibility_lib.runs.cramming_summary import UnitSummary, slopes
+
+    def unit(m, n50, state="complete", lengths=None, rates=None):
+        ns = np.asarray(lengths or [n50 * f for f in (0.5, 0.8, 1.0, 1.25, 1.6)], dtype=float)
+        if rates is None:
+            rates = np.round(20 / (1.0 + np.exp((ns - n50) / (0.1 * n50)))) / 20
+        trials = np.full(ns.size, 10.0 if lengths else 20.0)
+        fit = fit_sigmoid(ns, np.asarray(rates, dtype=float), trials)
+        return UnitSummary(f"natural/m{m}", "natural", m, 300, state, ns, np.asarray(rates), trials, fit, 100, 0, None)
+
+    done = [unit(1, 10.0), unit(2, 20.0), unit(3, 30.0)]
+    pts, fit = slopes(done + [unit(4, 90.0, state="partial")], 300)["natural"]
+    assert [u.m for u in pts] == [1, 2, 3] and fit.n_points == 3 and abs(fit.slope - 10.0) < 1.5
+    # flat rates near 1/2 at the longest lengths searched (Gemma-3-270M's natural m = 1): open above
+    open_ = unit(4, 40.0, lengths=[24, 28, 32, 36, 48], rates=[0.7, 0.8, 0.5, 0.4, 0.4])
+    assert open_.fit.ok and open_.fit.ci_open[1]
+    pts, fit = slopes(done + [open_], 300)["natural"]
+    assert [u.m for u in pts] == [1, 2, 3, 4] and fit.n_points == 3 and abs(fit.slope - 10.0) < 1.5
