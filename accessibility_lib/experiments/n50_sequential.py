@@ -75,6 +75,8 @@ def locate_n50_sequential(
     n_min: int = 1,
     known=None,
     seed: int = 0,
+    bracket_alpha: float | None = None,
+    max_full: int | None = None,
 ):
     """Find the 50 % point of a decreasing success curve, spending targets near it.
 
@@ -92,13 +94,18 @@ def locate_n50_sequential(
             bracketing and bisection then take such a length in place of the one they would try when it
             lies in the same interval.
         seed: passed to the fit.
+        bracket_alpha: the side test's level while bracketing (stepping away from the prediction); None:
+            ``alpha``. A larger level settles a far length with fewer targets (3 at 0.2: 2^−3 ≤ 0.2); an
+            error there only moves where later targets go, never the fit, which uses every outcome.
+        max_full: stop giving the pins every target once this many lengths hold every target (None: no
+            cap), and fit what there is; a length the side test leaves undecided still gets them all.
 
     Returns:
         An :class:`~accessibility_lib.experiments.n50_result.N50Search` (``design`` "sequential"); ``trials`` shows how
         many targets each length got.
 
     Raises:
-        ValueError: bad lengths, counts, alpha, growth or rel_tol.
+        ValueError: bad lengths, counts, alpha, bracket_alpha, growth, rel_tol or max_full.
     """
     from accessibility_lib.experiments.fitting import fit_sigmoid
     from accessibility_lib.experiments.n50_result import N50Search
@@ -110,6 +117,9 @@ def locate_n50_sequential(
     rel_tol = check_real("rel_tol", rel_tol, minimum=0.0)
     n_pred = check_real("n_pred", n_pred, minimum=0.0, min_inclusive=False)
     test = side_test(n_trials, alpha, first, batch)
+    btest = test if bracket_alpha is None else side_test(n_trials, bracket_alpha, None, batch)
+    if max_full is not None:
+        max_full = check_int("max_full", max_full, minimum=1)
     seen: dict[int, tuple[float, int]] = {}  # n -> (rate, targets)
     side: dict[int, str] = {}  # n -> "above" / "below" / "centre"
     counter = {"runs": 0, "cached": 0}
@@ -122,12 +132,13 @@ def locate_n50_sequential(
             counter["cached"] += c
         return seen[k][0]
 
-    def decide(k: int) -> str:
+    def decide(k: int, t=None) -> str:
+        t = test if t is None else t
         if k in side:
             return side[k]
-        for j in test.looks:
+        for j in t.looks:
             rate = ev(k, j)
-            d = test.decide(int(round(rate * j)), j)
+            d = t.decide(int(round(rate * j)), j)
             if d is not None:
                 side[k] = d
                 return d
@@ -152,13 +163,13 @@ def locate_n50_sequential(
         while bracket()[1] is None and k < n_max:
             nxt = min(max(k + 1, int(math.ceil(k * growth))), n_max)
             k = prefer_known(nxt, k, nxt + 1)
-            decide(k)
+            decide(k, btest)
 
     def extend_down(k: int) -> None:
         while bracket()[0] is None and k > n_min:
             nxt = max(min(k - 1, int(math.floor(k / growth))), n_min)
             k = prefer_known(nxt, nxt - 1, k)
-            decide(k)
+            decide(k, btest)
 
     # 1. bracket, stepping away from the prediction by `growth`
     n = min(max(int(round(n_pred)), n_min), n_max)
@@ -180,7 +191,7 @@ def locate_n50_sequential(
                 break
             lo, hi = bracket()
         pins = [x for x in ((centre,) if centre is not None else (lo, hi)) if seen[x][1] < n_trials]
-        if not pins:
+        if not pins or (max_full is not None and sum(c >= n_trials for _, c in seen.values()) >= max_full):
             break
         for x in pins:
             rate = ev(x, n_trials)

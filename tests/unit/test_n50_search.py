@@ -114,6 +114,28 @@ def test_sequential_search_spends_all_targets_on_the_lengths_that_pin_the_crossi
     assert min(res.trials) < 20  # lengths far from n50 were settled with fewer targets
 
 
+def test_sequential_search_variants_cap_the_full_counts_and_settle_far_lengths_with_fewer_targets():
+    """max_full stops the pinning once that many lengths hold every target; bracket_alpha 0.2 settles a far length with 3 targets
+    (2^-3 <= 0.2) where the default level 0.05 needs 5 (benchmarks/bench_n50_design_sim.py measures both)."""
+    fewer = 0
+    for rep in range(10):
+        ev, _ = _curve(30.0, 0.3, rep)
+        full = locate_n50_sequential(ev, 2.0, 4096, n_trials=10)
+        capped = locate_n50_sequential(ev, 2.0, 4096, n_trials=10, max_full=2)
+        n_full, n_capped = sum(t == 10 for t in full.trials), sum(t == 10 for t in capped.trials)
+        assert n_capped <= n_full and capped.trials.sum() <= full.trials.sum() and capped.fit.ok
+        fewer += n_capped < n_full
+    assert fewer > 0  # the cap stopped some search that would have pinned again
+    ev, _ = _curve(30.0, 0.5, 3)
+    plain = locate_n50_sequential(ev, 2.0, 4096, n_trials=10)
+    loose = locate_n50_sequential(ev, 2.0, 4096, n_trials=10, bracket_alpha=0.2)
+    assert min(plain.trials) == 5 and min(loose.trials) == 3 and loose.bracketed
+    with pytest.raises(ValueError, match="max_full"):
+        locate_n50_sequential(ev, 2.0, 64, n_trials=10, max_full=0)
+    with pytest.raises(ValueError, match="alpha"):
+        locate_n50_sequential(ev, 2.0, 64, n_trials=10, bracket_alpha=0.7)
+
+
 def test_sequential_search_one_sided_when_nothing_fails():
     res = locate_n50_sequential(lambda n, c: (1.0, c, 0), 4, 64, n_trials=10)
     assert not res.bracketed and not res.fit.ok and res.fit.bound == (">=", 64.0)

@@ -142,7 +142,7 @@ def test_paper_implied_ratios_from_the_ball_row():
     assert got["Pythia-160M"] == pytest.approx(17.0, abs=0.05)
     assert got["Qwen-0.5B"] == pytest.approx(19.2, abs=0.05)
     assert got["Gemma-270M"] == pytest.approx(14.4, abs=0.05)
-    # Pythia-1B: the figures' slope 261.42 and the authors' list's 287.4 (PAPER.md's models list) imply
+    # Pythia-1B: the figures' slope 261.42 and the authors' models list's 287.4 imply
     # 7.77·C_exp·ln 50304/2048 = ln(1 + 2r/ε): 2^15.5 and 2^17.0; columns with one source are unchanged
     alt = T.paper_implied_log2("list")
     assert got["Pythia-1B"] == pytest.approx(15.5, abs=0.05) and alt["Pythia-1B"] == pytest.approx(17.0, abs=0.05)
