@@ -105,11 +105,14 @@ def main(argv=None) -> int:
                 start = max(LEGACY_GUESS[kind] * u.m, round(0.9 * u.m * true_n50.get(1, 0.0)), 2)
                 pred = predict_n50(u.m, true_n50, DEFAULT_PER_M[kind]) if true_n50 else COLD_START
                 out = {v: {"ratio": [], "err": [], "cover": [], "width": [], "cost": []} for v in VARIANTS}
-                old_cost = []
+                old_cost, old_cover, old_width = [], [], []
                 for rep in range(args.reps):
                     ev, cost = simulated(n50, k, steps, u.m, rep)
                     old = locate_n50(ev, start, 4096, n_trials=args.n_targets, n_probe=args.n_targets, n_around=0)
                     old_cost.append(cost(old))
+                    ok_old = old.fit.ok and all(map(math.isfinite, old.fit.ci))
+                    old_cover.append(bool(ok_old and old.fit.ci[0] <= n50 <= old.fit.ci[1]))
+                    old_width.append(old.fit.ci[1] - old.fit.ci[0] if ok_old else math.nan)
                     for v, kw in VARIANTS.items():
                         new = locate_n50_sequential(ev, pred, 4096, n_trials=args.n_targets, **kw)
                         o = out[v]
@@ -121,9 +124,12 @@ def main(argv=None) -> int:
                         o["width"].append(new.fit.ci[1] - new.fit.ci[0] if ok else math.nan)
                 true_n50[u.m] = n50
                 row = {"model": model, "kind": kind, "m": u.m, "n50": n50, "steepness": k, "start_bisect": start,
-                       "start_sequential": round(pred, 2), "bisect_token_steps": float(np.mean(old_cost)), "designs": {}}
+                       "start_sequential": round(pred, 2), "bisect_token_steps": float(np.mean(old_cost)),
+                       "bisect_coverage": float(np.mean(old_cover)), "bisect_median_width": float(np.nanmedian(old_width)),
+                       "designs": {}}
                 print(f"{model} {kind} m={u.m}: n50 {n50:.1f}, k {k:.2f}/token; bisection {np.mean(old_cost):,.0f} "
-                      f"token-steps on average ({args.reps} simulated searches)")
+                      f"token-steps on average ({args.reps} simulated searches), its interval covers n50 in "
+                      f"{100 * np.mean(old_cover):.0f} %, width {np.nanmedian(old_width):.1f}")
                 for v, o in out.items():
                     err = np.array(o["err"])
                     d = {"token_steps": float(np.mean(o["cost"])), "ratio_of_means": float(np.mean(old_cost) / np.mean(o["cost"])),
