@@ -76,7 +76,9 @@ def simulated(n50, k, steps, m, seed, budget=BASE_STEPS):
         return float(np.mean([outcome(n, i)[0] for i in range(count)])), count, 0
 
     def cost(res):
-        return sum(outcome(int(n), i)[1] * (m + int(n) - 1) for n, t in zip(res.lengths, res.trials) for i in range(int(t)))
+        return sum(
+            outcome(int(n), i)[1] * (m + int(n) - 1) for n, t in zip(res.lengths, res.trials) for i in range(int(t))
+        )
 
     return evaluate, cost
 
@@ -123,26 +125,49 @@ def main(argv=None) -> int:
                         o["cover"].append(bool(ok and new.fit.ci[0] <= n50 <= new.fit.ci[1]))
                         o["width"].append(new.fit.ci[1] - new.fit.ci[0] if ok else math.nan)
                 true_n50[u.m] = n50
-                row = {"model": model, "kind": kind, "m": u.m, "n50": n50, "steepness": k, "start_bisect": start,
-                       "start_sequential": round(pred, 2), "bisect_token_steps": float(np.mean(old_cost)),
-                       "bisect_coverage": float(np.mean(old_cover)), "bisect_median_width": float(np.nanmedian(old_width)),
-                       "designs": {}}
-                print(f"{model} {kind} m={u.m}: n50 {n50:.1f}, k {k:.2f}/token; bisection {np.mean(old_cost):,.0f} "
-                      f"token-steps on average ({args.reps} simulated searches), its interval covers n50 in "
-                      f"{100 * np.mean(old_cover):.0f} %, width {np.nanmedian(old_width):.1f}")
+                row = {
+                    "model": model,
+                    "kind": kind,
+                    "m": u.m,
+                    "n50": n50,
+                    "steepness": k,
+                    "start_bisect": start,
+                    "start_sequential": round(pred, 2),
+                    "bisect_token_steps": float(np.mean(old_cost)),
+                    "bisect_coverage": float(np.mean(old_cover)),
+                    "bisect_median_width": float(np.nanmedian(old_width)),
+                    "designs": {},
+                }
+                print(
+                    f"{model} {kind} m={u.m}: n50 {n50:.1f}, k {k:.2f}/token; bisection {np.mean(old_cost):,.0f} "
+                    f"token-steps on average ({args.reps} simulated searches), its interval covers n50 in "
+                    f"{100 * np.mean(old_cover):.0f} %, width {np.nanmedian(old_width):.1f}"
+                )
                 for v, o in out.items():
                     err = np.array(o["err"])
-                    d = {"token_steps": float(np.mean(o["cost"])), "ratio_of_means": float(np.mean(old_cost) / np.mean(o["cost"])),
-                         "bias": float(np.nanmean(err)), "rmse": float(np.sqrt(np.nanmean(err**2))),
-                         "coverage": float(np.mean(o["cover"])), "median_width": float(np.nanmedian(o["width"]))}
+                    d = {
+                        "token_steps": float(np.mean(o["cost"])),
+                        "ratio_of_means": float(np.mean(old_cost) / np.mean(o["cost"])),
+                        "bias": float(np.nanmean(err)),
+                        "rmse": float(np.sqrt(np.nanmean(err**2))),
+                        "coverage": float(np.mean(o["cover"])),
+                        "median_width": float(np.nanmedian(o["width"])),
+                    }
                     row["designs"][v] = d
-                    print(f"   {v:32s} {d['ratio_of_means']:.2f}× fewer token-steps; bias {d['bias']:+.2f}, RMSE "
-                          f"{d['rmse']:.2f}, 95 % interval covers n50 in {100 * d['coverage']:.0f} %, width {d['median_width']:.1f}")
+                    print(
+                        f"   {v:32s} {d['ratio_of_means']:.2f}× fewer token-steps; bias {d['bias']:+.2f}, RMSE "
+                        f"{d['rmse']:.2f}, 95 % interval covers n50 in {100 * d['coverage']:.0f} %, width {d['median_width']:.1f}"
+                    )
                 rows.append(row)
     if args.json:
-        out = {"rows": rows, "reps": args.reps, "n_targets": args.n_targets,
-               "command": provenance.command_line(".venv/bin/python", "benchmarks/bench_n50_design_sim.py", argv=argv),
-               "commit": provenance.git_commit(), "date": provenance.now_utc()}
+        out = {
+            "rows": rows,
+            "reps": args.reps,
+            "n_targets": args.n_targets,
+            "command": provenance.command_line(".venv/bin/python", "benchmarks/bench_n50_design_sim.py", argv=argv),
+            "commit": provenance.git_commit(),
+            "date": provenance.now_utc(),
+        }
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
