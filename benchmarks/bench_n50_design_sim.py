@@ -12,7 +12,9 @@ in one run on the same simulated targets:
 - **sequential**: the book's design (``n50_sequential.locate_n50_sequential``), started as the runners start it
   (``COLD_START`` at the first m, else the line through the n50s of the smaller m);
 - two variants of it: ``bracket_alpha`` 0.2 (3 targets settle a far length while bracketing) and ``max_full``
-  2 (at most two lengths get every target).
+  2 (no more pins once two lengths hold every target);
+- and, not a design, the sequential search started at the true n50 ("oracle start"): the most a perfect
+  prediction could save.
 
 A failure costs the whole budget, a success the steps it took, each × (m + n − 1) input positions (token-steps,
 ``accessibility_lib.experiments.n50.token_steps``). Prints one block per calibrated unit and writes JSON (``--json``).
@@ -46,6 +48,8 @@ VARIANTS = {
     "sequential": {},
     "sequential, bracket_alpha 0.2": {"bracket_alpha": 0.2},
     "sequential, max_full 2": {"max_full": 2},
+    # not a design: started at the true n50, what a perfect prediction could save at best
+    "sequential, oracle start": {"oracle": True},
 }
 
 
@@ -116,7 +120,9 @@ def main(argv=None) -> int:
                     old_cover.append(bool(ok_old and old.fit.ci[0] <= n50 <= old.fit.ci[1]))
                     old_width.append(old.fit.ci[1] - old.fit.ci[0] if ok_old else math.nan)
                     for v, kw in VARIANTS.items():
-                        new = locate_n50_sequential(ev, pred, 4096, n_trials=args.n_targets, **kw)
+                        kw = dict(kw)
+                        start_v = n50 if kw.pop("oracle", False) else pred
+                        new = locate_n50_sequential(ev, start_v, 4096, n_trials=args.n_targets, **kw)
                         o = out[v]
                         o["cost"].append(cost(new))
                         o["ratio"].append(old_cost[-1] / max(o["cost"][-1], 1))
