@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import platform
+import re
 import shlex
 import subprocess
 import time
@@ -53,6 +54,21 @@ def checkout_relative(arg: str) -> str:
         if (root / "accessibility_lib").is_dir() and (root / "book").is_dir():
             return str(path.relative_to(root)) or "."
     return arg
+
+
+def portable_command(command: str) -> str:
+    """A recorded command with every absolute path into a checkout's ``book/data`` written from the checkout's root.
+
+    Commands recorded before :func:`command_line` made checkout paths relative (or by a run whose output
+    folder lay in another checkout than its code) carry the machine's absolute path, e.g.
+    ``--out-dir /work/main/book/data/cramming``; printed for a reader that is ``--out-dir book/data/cramming``,
+    which re-runs on any clone. Nothing else in the command changes.
+
+    Example:
+        >>> portable_command("python s.py --out-dir /work/main/book/data/cramming --json=/tmp/x.json")
+        'python s.py --out-dir book/data/cramming --json=/tmp/x.json'
+    """
+    return re.sub(r"(?<![\w.])/(?:[^\s/'\"]+/)*?(book/data(?:/[^\s'\"]*)?)", r"\1", command)
 
 
 def command_line(*words: str, argv=None) -> str:
