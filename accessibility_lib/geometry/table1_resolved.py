@@ -61,7 +61,8 @@ def paper_implied_log2(slope_source: str = "figures") -> dict:
     Args:
         slope_source: ``"figures"`` (the paper's cramming figures, :func:`accessibility_lib.theory.paper.measured_slope`)
             or ``"list"`` (the authors' models list where it differs from the figures: Pythia-1B's 287.4 against
-            the figures' 261.42 gives 2^17.0 against 2^15.5; the other columns are the same).
+            the figures' 261.42 gives 2^17.0 against 2^15.5, Pythia-410M's 112.4 against 111.14 2^16.8 against
+            2^16.6; the other columns are the same).
 
     Returns:
         ``{column: log2(2r/ε)}`` over :data:`accessibility_lib.theory.paper.TABLE1_COLUMNS`.
