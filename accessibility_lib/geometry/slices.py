@@ -187,12 +187,12 @@ class Slice:
 def _slice_ids(coef: torch.Tensor, uv1: torch.Tensor, check_uv1: torch.Tensor) -> tuple[np.ndarray, int]:
     """Grid ids (N,) over the hull candidates, and the number of cells meeting the whole plane."""
     cand = torch.as_tensor(plane_candidates(coef))
-    n_plane = int(cand.numel())
     # safety net: on a coarse grid, the winners over all tokens must be candidates
     full = argmax_tokens(check_uv1, coef, point_chunk=512)
     missing = torch.as_tensor(np.setdiff1d(full.numpy(), cand.numpy()))
     if missing.numel():
         cand = torch.sort(torch.cat([cand, missing])).values
+    n_plane = int(cand.numel())  # counted after the safety net, so it stays an upper bound
     ids = argmax_tokens(uv1, coef[cand], chunk=4096, point_chunk=16384)
     return cand[ids].numpy(), n_plane
 

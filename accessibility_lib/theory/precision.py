@@ -203,14 +203,15 @@ L2_FP16 = EpsConvention(
 
 #: Named conventions offered by the chapters' ``eps_convention`` parameter. Each name says what it is:
 #: ``rinf_fp16``/``l2_fp16`` (radius r∞ or max ‖h‖₂, ε = r∞·2^-11), ``u_<dtype>`` (ε = r × the dtype's unit
-#: roundoff), ``table1_pythia`` (2r/ε = 2^17, the ratio behind Table 1's ball row for Pythia-160M and -1B).
+#: roundoff), ``table1_pythia`` (2r/ε = 2^17, the ratio behind Table 1's ball row for Pythia-160M,
+#: and for Pythia-1B with the list's slope; the figures' slope implies 2^15.5 for Pythia-1B).
 CONVENTIONS: dict[str, EpsConvention] = {
     "rinf_fp16": RINF_FP16,
     "l2_fp16": L2_FP16,
     "u_fp16": from_dtype("fp16"),  # ε = r·u(fp16), r = max ‖h‖₂
     "u_bf16": from_dtype("bf16"),
     "u_fp32": from_dtype("fp32"),
-    "table1_pythia": relative(16),  # 2r/ε = 2^17: reproduces Table 1's ball row for Pythia-160M and -1B
+    "table1_pythia": relative(16),  # 2r/ε = 2^17: Table 1's ball row for Pythia-160M (Pythia-1B: with the list's slope)
 }
 
 
