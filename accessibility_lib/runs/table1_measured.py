@@ -56,7 +56,10 @@ class MeasuredSlope:
         """e.g. ``"C_exp = 11.2 [9.8, 12.6] (m = 1, 2, 3; R² 0.99)"`` or why there is none."""
         ms = ", ".join(str(u.m) for u in self.units)
         if self.fit is None:
-            return f"no slope (complete at m = {ms or 'none'})"
+            open_ms = [str(u.m) for u in self.units if any(getattr(u.fit, "ci_open", (False, False)))]
+            why = (f"; the n50 interval at m = {', '.join(open_ms)} is open, a bound rather than an interval, so "
+                   "fewer than two m can be fitted" if open_ms else "; fewer than two m")
+            return f"no slope (complete at m = {ms or 'none'}{why})"
         lo, hi = self.fit.ci
         flag = (
             ""

@@ -91,3 +91,15 @@ def test_slopes_use_complete_units_and_fit_only_closed_intervals():
     assert open_.fit.ok and open_.fit.ci_open[1]
     pts, fit = slopes(done + [open_], 300)["natural"]
     assert [u.m for u in pts] == [1, 2, 3, 4] and fit.n_points == 3 and abs(fit.slope - 10.0) < 1.5
+
+
+def test_a_missing_slope_says_when_an_open_interval_is_why():
+    from types import SimpleNamespace
+
+    closed = SimpleNamespace(m=2, fit=SimpleNamespace(ci_open=(False, False)))
+    opened = SimpleNamespace(m=1, fit=SimpleNamespace(ci_open=(False, True)))
+    text = T.MeasuredSlope("gemma", "natural", None, [opened, closed], "300 steps", 1.0).describe()
+    assert text.startswith("no slope (complete at m = 1, 2")
+    assert "m = 1 is open" in text
+    plain = T.MeasuredSlope("gemma", "natural", None, [closed], "300 steps", 1.0).describe()
+    assert "fewer than two m" in plain and "open" not in plain
