@@ -27,7 +27,7 @@ CASES = {
     ),
     "05_support": (
         {"models": '["nano", "gemma-3-270m"]'},
-        ["gemma-3-270m: skipped, not computed here", "not fetched yet", "models computed in this run: ['nano']"],
+        ["gemma-3-270m: skipped, not computed here", "not fetched yet", "models computed in this run: nano\n"],
         ["random-tiny"],
     ),
     "07_precision": (
