@@ -62,6 +62,13 @@ class CramResult:
         seeds: (B,) int — the seed each target's prompt was initialised from.
         disagreements: (B,) int — checks at which the full recompute reproduced the target but the
             KV-cache decode did not (0 in float32; the target then counts as not yet crammed).
+        exp_avg, exp_avg_sq: (B, m, d_model) float32 CPU tensors — Adam's moment estimates at the end.
+        adam_steps: (B,) int — Adam's step count (bias correction) at the end: ``steps`` since the last restart.
+        best_loss: (B,) float — lowest finite loss seen (nats/token); since_best: (B,) int — checks since
+            the last improvement (the patience counter).
+
+    A target that stopped at the step cap can be continued to a larger budget from :meth:`state`
+    (``cram(..., resume=[...])``): with no patience the continued run is the uninterrupted one.
     """
 
     success: np.ndarray
@@ -73,6 +80,11 @@ class CramResult:
     diverged: np.ndarray
     seeds: np.ndarray
     disagreements: np.ndarray
+    exp_avg: torch.Tensor
+    exp_avg_sq: torch.Tensor
+    adam_steps: np.ndarray
+    best_loss: np.ndarray
+    since_best: np.ndarray
 
     def __len__(self) -> int:
         return int(self.success.size)
@@ -91,6 +103,32 @@ class CramResult:
             "decode_path": DECODE_PATH,
             "verified_by": VERIFY_PATH,
         }
+
+    def state(self, i: int) -> tuple[dict, dict[str, np.ndarray]]:
+        """Target ``i``'s optimiser state, to continue it later (``cram(..., resume=[...])``).
+
+        Returns:
+            (scalars, arrays): JSON-able scalars (``steps``, ``adam_steps``, ``restarts``, ``best_loss``,
+            ``final_loss``, ``best_accuracy``, ``since_best``, ``decode_disagreements``, ``seed``) and the float32 arrays
+            ``prompt``, ``exp_avg``, ``exp_avg_sq``, each (m, d_model).
+        """
+        scalars = {
+            "steps": int(self.steps[i]),
+            "adam_steps": int(self.adam_steps[i]),
+            "restarts": int(self.restarts[i]),
+            "best_loss": float(self.best_loss[i]),
+            "final_loss": float(self.final_loss[i]),
+            "best_accuracy": float(self.best_accuracy[i]),
+            "since_best": int(self.since_best[i]),
+            "decode_disagreements": int(self.disagreements[i]),
+            "seed": int(self.seeds[i]),
+        }
+        arrays = {
+            "prompt": self.prompts[i].numpy(),
+            "exp_avg": self.exp_avg[i].numpy(),
+            "exp_avg_sq": self.exp_avg_sq[i].numpy(),
+        }
+        return scalars, arrays
 
 
 def _check_targets(handle, target_ids, m: int, n_given: int = 0) -> list[list[int]]:
@@ -139,6 +177,7 @@ def cram(
     n_given: int = 0,
     weight_decay: float = 0.0,
     init_prompts: torch.Tensor | None = None,
+    resume: list[tuple[dict, dict] | None] | None = None,
 ) -> CramResult:
     """Cram every target into its own soft prompt of m vectors, all targets in one batch.
 
@@ -167,6 +206,11 @@ def cram(
         init_prompts: optional (B, m, d_model) prompts to start from instead of the random
             initialisation (a warm start, e.g. progressive cramming's previous stage); a restart
             after divergence still draws a fresh random prompt.
+        resume: optional, one entry per target: None (start afresh) or a (scalars, arrays) state from
+            :meth:`CramResult.state` of a run of the *same* target, seed and settings that stopped at its
+            step cap. The target continues from that state up to ``max_steps`` updates in all; the first
+            check of the stored prompt (already made by the stopped run) is not repeated, so with no
+            patience the continued run is exactly the uninterrupted one (the nested budgets of chapter 3).
 
     Returns:
         A :class:`CramResult` with one entry per target, in input order.
@@ -175,7 +219,8 @@ def cram(
         ValueError: m < 1, no targets, a target with no token to generate, token ids outside the
             vocabulary, a target that does not fit the context with the prompt, lr ≤ 0, bad step
             counts, a negative weight decay, an fp16 model, or init_prompts of the wrong shape or
-            with non-finite values.
+            with non-finite values, or a resume state of the wrong shape, with non-finite values or
+            with more steps than ``max_steps``.
     """
     m = check_int("m", m, minimum=1)
     lr = check_positive_real("lr", lr)
@@ -211,6 +256,7 @@ def cram(
             raise ValueError(f"init_prompts must have shape (B, m, d_model) = {want}, got {tuple(init_prompts.shape)}")
         if not torch.isfinite(init_prompts).all():
             raise ValueError("init_prompts contains NaN or inf values")
+    resume = _check_resume(resume, n_tg, m, int(handle.d_model), max_steps)
 
     handle.model.eval()
     for p in handle.model.parameters():
@@ -236,16 +282,42 @@ def cram(
                 n_given,
                 weight_decay,
                 None if init_prompts is None else init_prompts[sl],
+                resume[sl],
             )
         )
     return CramResult(
         *[
             torch.cat([getattr(p, f) for p in parts])
-            if f == "prompts"
+            if isinstance(getattr(parts[0], f), torch.Tensor)
             else np.concatenate([getattr(p, f) for p in parts])
             for f in CramResult.__dataclass_fields__
         ]
     )
+
+
+def _check_resume(resume, n_tg: int, m: int, d_model: int, max_steps: int) -> list:
+    """Validate ``cram``'s resume states: one entry per target, (m, d_model) finite arrays, steps ≤ max_steps."""
+    if resume is None:
+        return [None] * n_tg
+    resume = list(resume)
+    if len(resume) != n_tg:
+        raise ValueError(f"resume must have one entry (a state or None) per target ({n_tg}), got {len(resume)}")
+    for i, st in enumerate(resume):
+        if st is None:
+            continue
+        scalars, arrays = st
+        for name in ("prompt", "exp_avg", "exp_avg_sq"):
+            a = np.asarray(arrays.get(name) if name in arrays else np.empty(0), dtype=np.float32)
+            if a.shape != (m, d_model):
+                raise ValueError(f"resume[{i}][{name!r}] must have shape (m, d_model) = {(m, d_model)}, got {a.shape}")
+            if not np.isfinite(a).all():
+                raise ValueError(f"resume[{i}][{name!r}] contains NaN or inf values")
+        if int(scalars["steps"]) > max_steps:
+            raise ValueError(
+                f"resume[{i}] has already run {int(scalars['steps'])} steps, more than max_steps = {max_steps}: "
+                "a state can only be continued to a larger budget"
+            )
+    return resume
 
 
 def _cram_batch(
@@ -264,6 +336,7 @@ def _cram_batch(
     n_given=0,
     weight_decay=0.0,
     init=None,
+    resume=None,
 ) -> CramResult:
     model, dtype, device = handle.model, model_dtype(handle), model_device(handle)
     B = len(targets)
@@ -298,6 +371,19 @@ def _cram_batch(
     disagree = np.zeros(B, dtype=np.int64)
     done = np.zeros(B, dtype=bool)
     b1, b2 = betas
+    skip_check = np.zeros(B, dtype=bool)  # resumed targets: their stored prompt was checked by the stopped run
+    for i, st in enumerate(resume or []):
+        if st is None:
+            continue
+        sc, ar = st
+        for name, buf in (("prompt", prompts), ("exp_avg", exp_avg), ("exp_avg_sq", exp_avg_sq)):
+            buf[i] = torch.as_tensor(np.asarray(ar[name], dtype=np.float32), device=device)
+        adam_t[i] = float(sc["adam_steps"])
+        steps[i], restarts[i], since_best[i] = int(sc["steps"]), int(sc["restarts"]), int(sc["since_best"])
+        best_loss[i], best_acc[i] = float(sc["best_loss"]), float(sc["best_accuracy"])
+        final_loss[i] = float(sc.get("final_loss", np.nan))
+        disagree[i] = int(sc.get("decode_disagreements", 0))
+        skip_check[i] = True
 
     while not done.all():
         idx_np = np.nonzero(~done)[0]
@@ -317,7 +403,8 @@ def _cram_batch(
 
         # 1. targets whose teacher-forced argmax (the full-recompute path) is all right: confirm by
         #    real greedy decoding with a KV cache, the path that defines "crammed"
-        cand = np.nonzero(acc >= 1.0)[0]
+        fresh = ~skip_check[idx_np]  # (b,) rows whose current prompt has not been checked yet
+        cand = np.nonzero((acc >= 1.0) & fresh)[0]
         if cand.size:
             rows = idx[torch.as_tensor(cand, device=device)]
             n_new = int(lengths[rows].max()) - g
@@ -335,7 +422,7 @@ def _cram_batch(
             if done[i]:
                 final_loss[i], best_acc[i] = loss_np[j], max(best_acc[i], acc[j])
                 continue
-            if not bad[j]:
+            if not bad[j] and fresh[j]:
                 final_loss[i] = loss_np[j]
                 improved = (
                     (not np.isfinite(best_loss[i]))
@@ -347,6 +434,7 @@ def _cram_batch(
                 since_best[i] = 0 if improved else since_best[i] + 1
             if steps[i] >= max_steps or since_best[i] >= patience:
                 done[i] = True
+        skip_check[idx_np] = False
         # 3. one Adam update for the rest (per-target bias correction: rows are independent runs)
         upd = np.nonzero(~done[idx_np])[0]
         if upd.size == 0:
@@ -393,4 +481,9 @@ def _cram_batch(
         diverged,
         np.asarray(seeds, dtype=np.int64),
         disagree,
+        exp_avg.detach().float().cpu(),
+        exp_avg_sq.detach().float().cpu(),
+        adam_t.cpu().numpy().astype(np.int64),
+        best_loss,
+        since_best,
     )

@@ -59,6 +59,12 @@ def prompt_norms(prompt) -> dict:
     return {"prompt_l2": float(np.linalg.norm(x, axis=-1).max()), "prompt_linf": float(np.abs(x).max())}
 
 
+#: what a failure at the cap stores beside its outcome (no patience), so that a larger budget continues it:
+#: scalars in the record, arrays in its ``.npz`` (:meth:`~accessibility_lib.experiments.cramming.CramResult.state`)
+STATE_SCALARS = ("adam_steps", "best_loss", "since_best")
+STATE_ARRAYS = ("prompt", "exp_avg", "exp_avg_sq")
+
+
 def token_steps(outcomes, m: int, n_prefix: int = 0) -> int:
     """Forward+backward token-steps of cramming outcomes: Σ steps × (n_prefix + m + n − 1) input positions.
 
@@ -150,7 +156,9 @@ def find_n50(
         nested_budgets: other step budgets whose stored outcomes answer this one's look-ups when the
             patience is off (``patience == max_steps``): an outcome at a larger budget B gives this budget
             b's (success when it succeeded within b steps), a success at a smaller budget is the same
-            success here. Such outcomes are stored with ``derived_from`` = B.
+            success here. Such outcomes are stored with ``derived_from`` = B. A failure at the cap of a
+            smaller budget is *continued* from its stored Adam state (``continued_from`` = its steps), so
+            only the steps it had not run are run.
         prefer_stored: let the design take a length whose outcomes are already stored in place of the one
             it would try in the same interval (resuming, reusing other runs). False: the design chooses its
             lengths as it would on an empty store — stored outcomes still answer its look-ups (nothing is
@@ -220,6 +228,7 @@ def find_n50(
         if todo:
             if should_stop is not None and should_stop():
                 raise StopSearch(f"stopped before cramming {len(todo)} targets at m = {m}, n = {n}")
+            resume = [_continuable(keys[i]) if nest else None for i in todo]
             res = cram(
                 handle,
                 [list(source(n, i)) for i in todo],
@@ -227,18 +236,27 @@ def find_n50(
                 seed=[seed + i for i in todo],
                 n_given=n_given,
                 prefix_ids=prefix_ids or None,
+                resume=resume,
                 **cram_kwargs,
             )
             for j, i in enumerate(todo):
                 found[i] = {**res.record(j), **prompt_norms(res.prompts[j].numpy())}
+                if resume[j] is not None:
+                    found[i]["continued_from"] = int(resume[j][0]["steps"])
+                arrays = {"prompt": res.prompts[j].numpy()}
+                if nest and not found[i]["success"] and not found[i]["diverged"]:
+                    # a failure at the cap: keep Adam's state so a larger budget continues it
+                    scalars, state = res.state(j)
+                    found[i].update({k: scalars[k] for k in STATE_SCALARS})
+                    arrays.update(state)
                 mine.add((n, i))
                 if store is not None:
-                    store.put("cramming", keys[i], found[i], arrays={"prompt": res.prompts[j].numpy()})
+                    store.put("cramming", keys[i], found[i], arrays=arrays)
             if bar is not None:
                 bar.update(len(todo))
                 bar.set_postfix(n=n, rate=f"{np.mean([f['success'] for f in found]):.2f}")
         for i, f in enumerate(found):
-            outcomes[(n, i)] = {"n": n, "target": i, **{k: v for k, v in f.items() if k != "prompt"}}
+            outcomes[(n, i)] = {"n": n, "target": i, **{k: v for k, v in f.items() if k not in STATE_ARRAYS}}
         rate = float(np.mean([f["success"] for f in found]))
         cached_here = sum(1 for i in range(count) if i not in todo and (n, i) not in mine)
         for i in range(count):
@@ -262,7 +280,7 @@ def find_n50(
             if other is None:
                 continue
             if big > b or other["success"]:
-                rec = {k: v for k, v in other.items() if k != "prompt"}
+                rec = {k: v for k, v in other.items() if k not in STATE_ARRAYS + STATE_SCALARS + ("continued_from",)}
                 ok = bool(other["success"]) and int(other["steps"]) <= b
                 rec.update(success=ok, steps=min(int(other["steps"]), b), derived_from=big)
                 arrays = {"prompt": np.asarray(other["prompt"])} if ok and "prompt" in other else None
@@ -270,6 +288,25 @@ def find_n50(
                     rec.pop("prompt_l2", None), rec.pop("prompt_linf", None)
                 store.put("cramming", key, rec, arrays=arrays)
                 return rec
+        return None
+
+    def _continuable(key: dict):
+        """The state of the longest stored run of this target at a smaller budget that stopped at its cap
+        (no patience): this budget's run continues it instead of repeating its first steps."""
+        b = int(settings["max_steps"])
+        for small in sorted((int(x) for x in nested_budgets if int(x) < b), reverse=True):
+            other = store.get("cramming", {**key, "max_steps": small, "patience": small})
+            if (
+                other is None
+                or other["success"]
+                or other.get("diverged")
+                or int(other["steps"]) != small
+                or not all(k in other for k in STATE_ARRAYS + STATE_SCALARS)
+            ):
+                continue
+            scalars = {k: other[k] for k in STATE_SCALARS + ("steps", "restarts", "best_accuracy", "final_loss")}
+            scalars["decode_disagreements"] = other.get("decode_disagreements", 0)
+            return scalars, {k: np.asarray(other[k], dtype=np.float32) for k in STATE_ARRAYS}
         return None
 
     def known(n: int, count: int) -> bool:

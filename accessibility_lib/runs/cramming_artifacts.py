@@ -34,6 +34,8 @@ __all__ = [
     "unit_record",
     "write_artifact",
     "import_artifact",
+    "states_path",
+    "write_states",
     "refit_unit",
 ]
 
@@ -195,25 +197,91 @@ def write_artifact(path, *, model: str, units: list[dict], provenance: dict) -> 
     return out
 
 
+def states_path(path) -> Path:
+    """``<model>.states.npz`` beside an artifact: the Adam states of the failures a larger budget continues."""
+    path = Path(path)
+    return path.with_name(path.name.removesuffix(".json") + ".states.npz")
+
+
+def _state_name(uid: str, row: dict, array: str) -> str:
+    return f"{uid.replace('/', '~')}~n{int(row['n'])}~t{int(row['target'])}~{array}"
+
+
+def _continued_units(units: list[dict]) -> list[dict]:
+    """The units whose capped failures a larger budget of the same measurement (kind, m, convention,
+    corpus, targets, seed, instrument, dtype; no patience) may continue."""
+
+    def group(u):
+        return tuple(u.get(k) for k in ("kind", "m", "length_convention", "corpus", "n_targets", "seed", "instrument", "dtype"))
+
+    top: dict = {}
+    for u in units:
+        if u.get("patience") is None:
+            top[group(u)] = max(top.get(group(u), 0), int(u["max_steps"]))
+    return [u for u in units if u.get("patience") is None and int(u["max_steps"]) < top[group(u)]]
+
+
+def write_states(path, store, model: str, units: list[dict]) -> int:
+    """Write the Adam states (prompt, exp_avg, exp_avg_sq; float32, m × d_model each) of the capped failures
+    of every unit a larger budget continues (:func:`_continued_units`) to :func:`states_path`, atomically.
+
+    Together with the outcome rows (which carry the state's scalars) they let a fresh machine continue
+    those failures (:func:`import_artifact`). Returns how many states were written (0: no file).
+    """
+    from accessibility_lib.experiments.n50 import STATE_ARRAYS
+
+    arrays = {}
+    for u in _continued_units(units):
+        for row in u["outcomes"]:
+            if row.get("success") or "adam_steps" not in row:
+                continue
+            full = store.get("cramming", _key(model, u, row))
+            if full is None or not all(k in full for k in STATE_ARRAYS):
+                continue
+            for k in STATE_ARRAYS:
+                arrays[_state_name(u["uid"], row, k)] = np.asarray(full[k], dtype=np.float32)
+    if not arrays:
+        return 0
+    out = states_path(path)
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+    os.replace(tmp, out)
+    return len(arrays) // len(STATE_ARRAYS)
+
+
 def import_artifact(path, store) -> int:
     """Copy an artifact's fixed-length outcomes into the store (missing entries only); returns how many.
 
-    Progressive units store their stages, not outcomes a fixed-length search could use; they are skipped
-    (their stages are re-run, or found in the store, by the runner).
+    Outcomes whose Adam state is in :func:`states_path` get it back as arrays, so a larger budget
+    continues them. Progressive units store their stages, not outcomes a fixed-length search could use;
+    they are skipped (their stages are re-run, or found in the store, by the runner).
     """
+    from accessibility_lib.experiments.n50 import STATE_ARRAYS
+
     path = Path(path)
     if not path.exists():
         return 0
     art = upgrade(results.loads(path.read_text()))
+    sp = states_path(path)
+    states = np.load(sp, allow_pickle=False) if sp.exists() else None
     added = 0
-    for u in art["units"]:
-        if u.get("protocol") == "progressive" or u.get("instrument", "paper").startswith("progressive"):
-            continue
-        for row in u["outcomes"]:
-            key = _key(art["model"], u, row)
-            if not store.has("cramming", key):
-                store.put("cramming", key, {k: v for k, v in row.items() if k not in ("n", "target")})
-                added += 1
+    try:
+        for u in art["units"]:
+            if u.get("protocol") == "progressive" or u.get("instrument", "paper").startswith("progressive"):
+                continue
+            for row in u["outcomes"]:
+                key = _key(art["model"], u, row)
+                if not store.has("cramming", key):
+                    names = [_state_name(u["uid"], row, k) for k in STATE_ARRAYS]
+                    arrays = None
+                    if states is not None and all(nm in states.files for nm in names):
+                        arrays = {k: states[nm] for k, nm in zip(STATE_ARRAYS, names)}
+                    store.put("cramming", key, {k: v for k, v in row.items() if k not in ("n", "target")}, arrays=arrays)
+                    added += 1
+    finally:
+        if states is not None:
+            states.close()
     return added
 
 

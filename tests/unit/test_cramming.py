@@ -442,3 +442,46 @@ def test_decode_disagreement_is_counted_and_never_counted_as_success(tiny, monke
     bad = cram(tiny, targets, 2, seed=0, **FAST)
     assert not bad.success.any()  # a disagreement is never a success
     assert (bad.disagreements >= 1).all() and (bad.best_accuracy == 1.0).all()
+
+
+def test_a_capped_run_continued_from_its_state_is_the_uninterrupted_run(tiny):
+    """With no patience, 20 steps then 40 more from the stored Adam state = 60 steps in one go (chapter 3's
+    budget curve continues the failures of the smaller budget instead of re-running them)."""
+    targets = _rand_targets([3, 5, 6, 8, 9, 10], seed=4)
+    kw = dict(lr=0.05, seed=11)
+    short = cram(tiny, targets, 1, max_steps=20, patience=20, **kw)
+    whole = cram(tiny, targets, 1, max_steps=60, patience=60, **kw)
+    capped = [i for i in range(len(targets)) if not short.success[i]]
+    assert capped
+    resumed = cram(
+        tiny,
+        [targets[i] for i in capped],
+        1,
+        max_steps=60,
+        patience=60,
+        lr=0.05,
+        seed=[11 + i for i in capped],
+        resume=[short.state(i) for i in capped],
+    )
+    for j, i in enumerate(capped):
+        assert resumed.success[j] == whole.success[i] and resumed.steps[j] == whole.steps[i]
+        assert torch.allclose(resumed.prompts[j], whole.prompts[i], rtol=1e-5, atol=1e-6)
+        assert resumed.disagreements[j] == whole.disagreements[i]
+    # the check is not vacuous: some capped target moves on (crams, or ends elsewhere than its 20-step prompt)
+    assert any(not torch.allclose(resumed.prompts[j], short.prompts[i]) for j, i in enumerate(capped))
+
+
+def test_resume_states_are_checked(tiny):
+    targets = _rand_targets([4, 5], seed=2)
+    short = cram(tiny, targets, 1, max_steps=5, patience=5, lr=0.05)
+    with pytest.raises(ValueError, match="one entry"):
+        cram(tiny, targets, 1, max_steps=10, resume=[short.state(0)])
+    with pytest.raises(ValueError, match="more than max_steps = 3"):
+        cram(tiny, targets, 1, max_steps=3, resume=[short.state(0), None])
+    scalars, arrays = short.state(0)
+    with pytest.raises(ValueError, match=r"shape \(m, d_model\)"):
+        cram(tiny, targets, 1, max_steps=10, resume=[(scalars, {**arrays, "exp_avg": arrays["exp_avg"][:, :3]}), None])
+    bad = arrays["prompt"].copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN or inf"):
+        cram(tiny, targets, 1, max_steps=10, resume=[(scalars, {**arrays, "prompt": bad}), None])

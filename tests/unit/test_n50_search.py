@@ -262,3 +262,76 @@ def test_without_a_prediction_the_search_climbs_from_below_and_pays_less():
         errs.append(cold.n50 - n50)
     assert np.mean(ratios) > 1.3
     assert abs(np.mean(errs)) < 1.0
+
+
+def test_a_larger_budget_continues_the_smaller_ones_failures_and_equals_running_it(tmp_path):
+    """With no patience, a 60-step search on a store holding a 20-step search continues that search's
+    capped failures from their Adam states: its outcomes equal a 60-step search on an empty store."""
+    tiny = _tiny()
+    kw = dict(
+        model_name="tiny",
+        source_name="rand",
+        show_progress=False,
+        lr=0.05,
+        design="bisect",
+        n_start=6,
+        n_probe=6,
+        n_around=0,
+        nested_budgets=(20, 60),
+    )
+    store = ResultStore(tmp_path / "nested")
+    short = find_n50(tiny, _source, 1, 6, store=store, max_steps=20, patience=20, **kw)
+    assert any(not r["success"] and "adam_steps" in r for r in short.outcomes)
+    assert not any("exp_avg" in r for r in short.outcomes)  # arrays stay in the store, not in the outcomes
+    longer = find_n50(tiny, _source, 1, 6, store=store, max_steps=60, patience=60, **kw)
+    direct = find_n50(tiny, _source, 1, 6, store=ResultStore(tmp_path / "direct"), max_steps=60, patience=60, **kw)
+    strip = lambda res: [(r["n"], r["target"], r["success"], r["steps"]) for r in res.outcomes]  # noqa: E731
+    assert strip(longer) == strip(direct)
+    assert any(r.get("continued_from") == 20 for r in longer.outcomes)
+
+
+def test_the_states_travel_with_the_artifact_to_a_fresh_store(tmp_path):
+    """A fresh machine has only ``book/data``: the capped failures' Adam states written beside the artifact
+    come back with its outcomes, and the larger budget still continues them."""
+    from accessibility_lib.models.fingerprint import weights_fingerprint
+    from accessibility_lib.runs import cramming_artifacts as CA
+
+    tiny = _tiny()
+    kw = dict(model_name="tiny", source_name="rand", show_progress=False, lr=0.05, design="bisect")
+    kw.update(n_start=6, n_probe=6, n_around=0, nested_budgets=(20, 60))
+    old = ResultStore(tmp_path / "old")
+    short = find_n50(tiny, _source, 1, 6, store=old, max_steps=20, patience=20, **kw)
+
+    def unit(steps, rows):
+        return {
+            "uid": f"natural/x/m1/steps{steps}/paper/float32",
+            "kind": "natural",
+            "m": 1,
+            "length_convention": "first_given",
+            "corpus": "c",
+            "n_targets": 6,
+            "seed": 0,
+            "instrument": "paper",
+            "dtype": "float32",
+            "patience": None,
+            "max_steps": steps,
+            "weights": weights_fingerprint(tiny),
+            "source": "rand",
+            "layout": None,
+            "settings": {"lr": 0.05, "max_steps": steps, "patience": steps},
+            "outcomes": rows,
+        }
+
+    units = [unit(20, short.outcomes), unit(60, [])]
+    path = tmp_path / "tiny.json"
+    CA.write_artifact(path, model="tiny", units=units, provenance={"started": "t0"})
+    capped = sum(not r["success"] for r in short.outcomes)
+    assert CA.write_states(path, old, "tiny", units) == capped > 0
+    assert CA.write_states(tmp_path / "alone.json", old, "tiny", units[:1]) == 0  # nothing continues it
+    fresh = ResultStore(tmp_path / "fresh")
+    assert CA.import_artifact(path, fresh) == len(short.outcomes)
+    longer = find_n50(tiny, _source, 1, 6, store=fresh, max_steps=60, patience=60, **kw)
+    direct = find_n50(tiny, _source, 1, 6, store=ResultStore(tmp_path / "direct"), max_steps=60, patience=60, **kw)
+    strip = lambda res: [(r["n"], r["target"], r["success"], r["steps"]) for r in res.outcomes]  # noqa: E731
+    assert strip(longer) == strip(direct)
+    assert any(r.get("continued_from") == 20 for r in longer.outcomes)
