@@ -4,7 +4,7 @@ In a live session (terminal or JupyterLab) :func:`progress` is ``tqdm.auto.tqdm`
 being built (the build sets ``ACCESSIBILITY_BOOK_BUILD=1``) or when ``ACCESSIBILITY_PROGRESS=0``, the
 bar is disabled, because stored outputs would keep every carriage-return frame of a terminal bar and
 the notebook bar leaves an empty widget in static pages; instead one line is printed when the loop
-ends: ``<desc>: <n> items in <seconds> s``.
+ends: ``(computed here: <desc>, <n> items in <seconds> s)``, an annotation of what the cell above it cost.
 """
 
 from __future__ import annotations
@@ -52,7 +52,10 @@ class _SummaryBar(tqdm):
         if not getattr(self, "_summarised", False):
             self._summarised = True
             items = "item" if self._count == 1 else "items"
-            print(f"{self._desc_text}: {self._count} {items} in {time.perf_counter() - self._t0:.1f} s")
+            # an annotation, not prose: in the built site it sits below the cell whose loop it times
+            print(
+                f"(computed here: {self._desc_text}, {self._count} {items} in {time.perf_counter() - self._t0:.1f} s)"
+            )
         super().close()
 
 
