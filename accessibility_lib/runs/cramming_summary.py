@@ -159,6 +159,54 @@ def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
     return False, share
 
 
+def budget_curve(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> dict:
+    """Per dtype, the complete fitted units of one kind, m and instrument at two or more step budgets.
+
+    Returns:
+        dtype -> units sorted by step budget, one per budget (the one with the most outcomes); only dtypes
+        with at least two budgets are returned.
+    """
+    best: dict = {}
+    for u in summaries:
+        if (u.kind, u.m, u.instrument, u.state) != (kind, m, instrument, "complete") or u.fit is None or not u.fit.ok:
+            continue
+        k = (u.dtype, u.max_steps)
+        if k not in best or u.n_outcomes > best[k].n_outcomes:
+            best[k] = u
+    out: dict = {}
+    for (dtype, _), u in sorted(best.items(), key=lambda p: (p[0][0], p[0][1])):
+        out.setdefault(dtype, []).append(u)
+    return {d: us for d, us in out.items() if len(us) >= 2}
+
+
+def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> str:
+    """One sentence per dtype on what the budget curve says, or that none is stored (chapters 3 and 5).
+
+    Disjoint intervals at the smallest and largest budget mean the smaller budget's n50 has not converged
+    (it is a lower estimate); overlapping ones only mean the budgets are not shown to differ.
+    """
+    curves = budget_curve(summaries, kind, m, instrument)
+    if not curves:
+        return f"no budget curve is complete for {kind.replace('_', ' ')} at m = {m} yet"
+    parts = []
+    for dtype, us in curves.items():
+        a, b = us[0], us[-1]
+        moved = b.fit.ci[0] > a.fit.ci[1]
+        dis = sum(int(u.disagreements) for u in us)
+        caveat = f" (whose decode paths disagreed at {dis} checks)" if dis else ""
+        parts.append(
+            f"in {dtype}{caveat}, n50 at m = {m} is {a.fit.describe()} with {a.budget_label.split(',')[0]} and "
+            f"{b.fit.describe()} with {b.budget_label.split(',')[0]}"
+            + (
+                ": the intervals are disjoint, so the smaller budget's n50 has not converged and is a lower estimate"
+                if moved
+                else ": the intervals overlap, so the budgets are not shown to differ at this precision "
+                "(which does not prove convergence)"
+            )
+        )
+    return "; ".join(parts)
+
+
 def slopes(
     summaries: list[UnitSummary], max_steps: int, *, instrument: str = "paper", dtype: str | None = None
 ) -> dict[str, tuple[list[UnitSummary], object]]:

@@ -67,7 +67,7 @@ class MeasuredSlope:
             else "; not reliable: " + ("fewer than 3 m" if self.fit.n_points < 3 else "interval includes 0")
         )
         interval = f"[{lo:.1f}, {hi:.1f}]" if np.isfinite(lo) and np.isfinite(hi) else "(no interval from two points)"
-        fit_text = f"R² {self.fit.r_squared:.2f}" if self.fit.n_points >= 3 else "a line through two points, R² says nothing"
+        fit_text = f"R² {self.fit.r_squared:.3f}" if self.fit.n_points >= 3 else "a line through two points, R² says nothing"
         return f"C_exp = {self.fit.slope:.1f} {interval} (m = {ms}; {fit_text}{flag})"
 
 

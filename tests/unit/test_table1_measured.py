@@ -103,3 +103,20 @@ def test_a_missing_slope_says_when_an_open_interval_is_why():
     assert "m = 1 is open" in text
     plain = T.MeasuredSlope("gemma", "natural", None, [closed], "300 steps", 1.0).describe()
     assert "fewer than two m" in plain and "open" not in plain
+
+
+def test_the_budget_curve_says_when_a_larger_budget_moved_n50_and_when_it_only_overlaps():
+    """The stored SmolLM2 bfloat16 pair (300 then 600 steps, natural, m = 1) has disjoint intervals; nano's
+    float32 budget curve overlaps; a kind with one budget only has no curve."""
+    from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_summary as CS
+
+    smol = CS.summarize(CA.load_artifact("smollm2-135m"))
+    curve = CS.budget_curve(smol, "natural")
+    assert [u.max_steps for u in curve["bfloat16"]] == [300, 600]
+    assert curve["bfloat16"][1].fit.ci[0] > curve["bfloat16"][0].fit.ci[1]
+    text = CS.budget_curve_text(smol, "natural")
+    assert "in bfloat16 (whose decode paths disagreed at" in text and "has not converged" in text
+    assert CS.budget_curve_text(smol, "random_tokens") == "no budget curve is complete for random tokens at m = 1 yet"
+    nano = CS.summarize(CA.load_artifact("nano", CA.ARTIFACT_DIR / "instruments"))
+    assert "not shown to differ" in CS.budget_curve_text(nano, "natural")
