@@ -34,6 +34,7 @@ __all__ = [
     "AUTHORS_N50_M1",
     "EMBED_PROMPTS",
     "AUTHORS_SWEEP_MIN_LENGTH",
+    "AUTHORS_CRAMMING_STEPS",
     "AUTHORS_EMBED_LENGTHS",
     "TABLE1_ROW_RATIOS",
     "AUTHORS_CONV_SLOPES",
@@ -152,6 +153,10 @@ AUTHORS_N50_M1: dict[str, dict[str, float]] = {"Gemma-3-270m": {"natural": 17.07
 #: The shortest target length the authors' cramming sweep tries (MIN_LENGTH in the replication repository's
 #: cramming/scripts/run_replicability_adaptive.sh): an n50 at or below it is the sweep's floor, not a crossing.
 AUTHORS_SWEEP_MIN_LENGTH = 10
+
+#: The authors' cramming budget (paper §5; their replication code): at most this many optimiser steps per
+#: target, and a patience of 500 steps without improvement.
+AUTHORS_CRAMMING_STEPS = {"max_steps": 3000, "patience": 500}
 
 #: The support is fitted to about this many random prompts (paper §5.2; lengths near 1,000 suffice by its
 #: Fig 9); the authors' sampling code draws this many prompts of uniform random token ids ...
