@@ -47,7 +47,7 @@ comes from the preset). `smoke` runs in seconds (the notebook tests), `default` 
 cores, minutes), `paper` is the paper's models and sizes (a GPU box; see the README's "Re-executing at
 paper scale"), and `paper_tiny` is `paper` with every model replaced by its tiny random-weight stand-in
 and small sizes (every paper-scale code path on a CPU, in minutes; see the appendix on running at scale).
-They live in `accessibility_lib/presets.py`; this table is generated from it.
+They live in `accessibility_lib/runs/preset_values.py`; this table is generated from it.
 
 """
 
