@@ -208,19 +208,23 @@ def test_token_steps_counts_every_input_position_of_every_step():
     assert token_steps(rows, 2, 1) == 10 * 7 + 3 * 4
 
 
+#: one bisection at fixed lengths on the tiny model, for the tests of nested budgets
+NESTED = dict(
+    model_name="tiny",
+    source_name="rand",
+    show_progress=False,
+    lr=0.05,
+    design="bisect",
+    n_start=6,
+    n_probe=6,
+    n_around=0,
+)
+
+
 def test_a_budget_read_off_a_longer_run_equals_running_that_budget(tmp_path):
     """With no patience, b steps are the first b steps of a longer run: nested outcomes equal direct ones."""
     tiny = _tiny()
-    kw = dict(
-        model_name="tiny",
-        source_name="rand",
-        show_progress=False,
-        lr=0.05,
-        design="bisect",
-        n_start=6,
-        n_probe=6,
-        n_around=0,
-    )
+    kw = dict(NESTED)
     long_store = ResultStore(tmp_path / "nested")
     find_n50(tiny, _source, 1, 6, store=long_store, max_steps=60, patience=60, **kw)
     nested = find_n50(tiny, _source, 1, 6, store=long_store, max_steps=20, patience=20, nested_budgets=(20, 60), **kw)
@@ -268,17 +272,7 @@ def test_a_larger_budget_continues_the_smaller_ones_failures_and_equals_running_
     """With no patience, a 60-step search on a store holding a 20-step search continues that search's
     capped failures from their Adam states: its outcomes equal a 60-step search on an empty store."""
     tiny = _tiny()
-    kw = dict(
-        model_name="tiny",
-        source_name="rand",
-        show_progress=False,
-        lr=0.05,
-        design="bisect",
-        n_start=6,
-        n_probe=6,
-        n_around=0,
-        nested_budgets=(20, 60),
-    )
+    kw = dict(NESTED, nested_budgets=(20, 60))
     store = ResultStore(tmp_path / "nested")
     short = find_n50(tiny, _source, 1, 6, store=store, max_steps=20, patience=20, **kw)
     assert any(not r["success"] and "adam_steps" in r for r in short.outcomes)
@@ -297,8 +291,7 @@ def test_the_states_travel_with_the_artifact_to_a_fresh_store(tmp_path):
     from accessibility_lib.runs import cramming_artifacts as CA
 
     tiny = _tiny()
-    kw = dict(model_name="tiny", source_name="rand", show_progress=False, lr=0.05, design="bisect")
-    kw.update(n_start=6, n_probe=6, n_around=0, nested_budgets=(20, 60))
+    kw = dict(NESTED, nested_budgets=(20, 60))
     old = ResultStore(tmp_path / "old")
     short = find_n50(tiny, _source, 1, 6, store=old, max_steps=20, patience=20, **kw)
 
