@@ -60,7 +60,7 @@ def prompt_norms(prompt) -> dict:
 
 
 #: what a failure at the cap stores beside its outcome (no patience), so that a larger budget continues it:
-#: scalars in the record, arrays in its ``.npz`` (:meth:`~accessibility_lib.experiments.cramming.CramResult.state`)
+#: scalars in the record, arrays in its ``.npz`` (:meth:`~accessibility_lib.experiments.cram_result.CramResult.state`)
 STATE_SCALARS = ("adam_steps", "best_loss", "since_best")
 STATE_ARRAYS = ("prompt", "exp_avg", "exp_avg_sq")
 
