@@ -84,17 +84,13 @@ class CramResult:
             ``final_loss``, ``best_accuracy``, ``since_best``, ``decode_disagreements``, ``seed``) and the float32 arrays
             ``prompt``, ``exp_avg``, ``exp_avg_sq``, each (m, d_model).
         """
+        rec = self.record(i)
         scalars = {
-            "steps": int(self.steps[i]),
-            "adam_steps": int(self.adam_steps[i]),
-            "restarts": int(self.restarts[i]),
-            "best_loss": float(self.best_loss[i]),
-            "final_loss": float(self.final_loss[i]),
-            "best_accuracy": float(self.best_accuracy[i]),
-            "since_best": int(self.since_best[i]),
-            "decode_disagreements": int(self.disagreements[i]),
-            "seed": int(self.seeds[i]),
+            k: rec[k] for k in ("steps", "restarts", "final_loss", "best_accuracy", "decode_disagreements", "seed")
         }
+        scalars.update(
+            adam_steps=int(self.adam_steps[i]), best_loss=float(self.best_loss[i]), since_best=int(self.since_best[i])
+        )
         arrays = {
             "prompt": self.prompts[i].numpy(),
             "exp_avg": self.exp_avg[i].numpy(),
