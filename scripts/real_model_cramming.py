@@ -233,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         prov_now["projection"] = {d: plan_projection(summaries, d) for d in sorted({u.dtype for u in all_units})}
         CA.write_artifact(path, model=args.model, units=recs, provenance=prov_now)
         CA.write_states(path, store, args.model, recs)
+        CA.write_stages(path, store, args.model, recs)
         print(f"[{provenance.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
 
     todo = [u for u in units if extra.get(u.uid, {}).get("state") != "complete"]

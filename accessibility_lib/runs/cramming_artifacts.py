@@ -36,6 +36,8 @@ __all__ = [
     "import_artifact",
     "states_path",
     "write_states",
+    "stages_path",
+    "write_stages",
     "refit_unit",
 ]
 
@@ -149,7 +151,9 @@ def unit_outcomes(store, model: str, weights: str, unit: CrammingUnit, source_na
     return sorted(rows, key=lambda r: (r["n"], r["target"]))
 
 
-def unit_record(unit: CrammingUnit, *, plan: str, weights: str, source: tuple[str, dict], outcomes: list, **status) -> dict:
+def unit_record(
+    unit: CrammingUnit, *, plan: str, weights: str, source: tuple[str, dict], outcomes: list, **status
+) -> dict:
     """A unit as stored in an artifact: its fields, uid, plan, weights, source, settings, status, outcomes."""
     name, layout = source
     return {
@@ -212,7 +216,9 @@ def _continued_units(units: list[dict]) -> list[dict]:
     corpus, targets, seed, instrument, dtype; no patience) may continue."""
 
     def group(u):
-        return tuple(u.get(k) for k in ("kind", "m", "length_convention", "corpus", "n_targets", "seed", "instrument", "dtype"))
+        return tuple(
+            u.get(k) for k in ("kind", "m", "length_convention", "corpus", "n_targets", "seed", "instrument", "dtype")
+        )
 
     top: dict = {}
     for u in units:
@@ -250,12 +256,69 @@ def write_states(path, store, model: str, units: list[dict]) -> int:
     return len(arrays) // len(STATE_ARRAYS)
 
 
+def stages_path(path) -> Path:
+    """``<model>.stages.npz`` beside an artifact: the finished stages of unfinished progressive units."""
+    path = Path(path)
+    return path.with_name(path.name.removesuffix(".json") + ".stages.npz")
+
+
+def _is_progressive(u: dict) -> bool:
+    return u.get("protocol") == "progressive" or str(u.get("instrument", "paper")).startswith("progressive")
+
+
+def write_stages(path, store, model: str, units: list[dict]) -> int:
+    """Write every stored stage (key, outcome, verified prompt) of the progressive units that are not
+    complete to :func:`stages_path`, atomically, so a fresh machine replays them instead of re-running them.
+
+    A progressive unit's outcomes (its horizons) exist only once every target has failed twice; until then
+    its finished work is its stages. The keys are copied verbatim (a ``keys`` array of JSON strings, one
+    ``prompt_<i>`` (m, d_model) float32 array each), so :func:`import_artifact` restores exactly the
+    entries :func:`accessibility_lib.experiments.progressive.progressive_cram` looks up. When no unfinished
+    unit has a stage, a stale file is removed. Returns how many stages were written.
+    """
+    keys, arrays = [], {}
+    for u in units:
+        if not _is_progressive(u) or u.get("state") == "complete":
+            continue
+        match = dict(model=model, weights=u["weights"], dtype="torch." + u["dtype"], source=u["source"], m=u["m"])
+        for key, _ in store.entries("progressive", **match):
+            full = store.get("progressive", key)
+            if full is None or "prompt" not in full:
+                continue
+            value = {k: v for k, v in full.items() if k != "prompt"}
+            arrays[f"prompt_{len(keys)}"] = np.asarray(full["prompt"], dtype=np.float32)
+            keys.append(results.dumps({"key": key, "value": value}))
+    out = stages_path(path)
+    if not keys:
+        out.unlink(missing_ok=True)
+        return 0
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(fh, keys=np.array(keys, dtype=str), **arrays)
+    os.replace(tmp, out)
+    return len(keys)
+
+
+def _import_stages(path: Path, store) -> int:
+    sp = stages_path(path)
+    if not sp.exists():
+        return 0
+    added = 0
+    with np.load(sp, allow_pickle=False) as data:
+        for i, text in enumerate(data["keys"]):
+            rec = results.loads(str(text))
+            if not store.has("progressive", rec["key"]):
+                store.put("progressive", rec["key"], rec["value"], arrays={"prompt": data[f"prompt_{i}"]})
+                added += 1
+    return added
+
+
 def import_artifact(path, store) -> int:
     """Copy an artifact's fixed-length outcomes into the store (missing entries only); returns how many.
 
     Outcomes whose Adam state is in :func:`states_path` get it back as arrays, so a larger budget
-    continues them. Progressive units store their stages, not outcomes a fixed-length search could use;
-    they are skipped (their stages are re-run, or found in the store, by the runner).
+    continues them. Progressive units have no fixed-length outcomes; the stages of the unfinished ones
+    come back from :func:`stages_path` (counted in the total), so their runs replay instead of re-running.
     """
     from accessibility_lib.experiments.n50 import STATE_ARRAYS
 
@@ -265,10 +328,10 @@ def import_artifact(path, store) -> int:
     art = upgrade(results.loads(path.read_text()))
     sp = states_path(path)
     states = np.load(sp, allow_pickle=False) if sp.exists() else None
-    added = 0
+    added = _import_stages(path, store)
     try:
         for u in art["units"]:
-            if u.get("protocol") == "progressive" or u.get("instrument", "paper").startswith("progressive"):
+            if _is_progressive(u):
                 continue
             for row in u["outcomes"]:
                 key = _key(art["model"], u, row)
@@ -277,7 +340,9 @@ def import_artifact(path, store) -> int:
                     arrays = None
                     if states is not None and all(nm in states.files for nm in names):
                         arrays = {k: states[nm] for k, nm in zip(STATE_ARRAYS, names)}
-                    store.put("cramming", key, {k: v for k, v in row.items() if k not in ("n", "target")}, arrays=arrays)
+                    store.put(
+                        "cramming", key, {k: v for k, v in row.items() if k not in ("n", "target")}, arrays=arrays
+                    )
                     added += 1
     finally:
         if states is not None:
@@ -305,5 +370,3 @@ def refit_unit(unit: dict, level: float = 0.95):
     rates = np.array([np.mean(per_n[int(n)]) for n in lengths])
     n_min = 1 + int(unit.get("layout", {}).get("n_given", 0) or 0)
     return lengths, rates, trials, fit_sigmoid(lengths, rates, trials, level=level, n_min=n_min)
-
-

@@ -132,3 +132,43 @@ def test_progressive_cramming_horizons_are_verified_and_a_resumed_run_replays_th
     # the rate curve is monotone: a horizon of h means every shorter prefix too
     r = res.rates(range(1, 9))
     assert np.all(np.diff(r) <= 0)
+
+
+def test_an_unfinished_progressive_unit_travels_as_its_stages_and_finishes_as_if_never_stopped(tmp_path):
+    from accessibility_lib.experiments.n50 import StopSearch
+    from accessibility_lib.experiments.targets import target_source
+    from accessibility_lib.models.loading import load_model
+
+    torch.set_num_threads(1)
+    nano = load_model("nano")
+    src = target_source(nano, "natural", "all_generated", seed=0, corpus="heldout")
+    unit = {
+        "instrument": "progressive",
+        "state": "partial",
+        "weights": "w0",
+        "dtype": "float32",
+        "source": src.name,
+        "m": 1,
+    }
+    key_base = {"model": "nano", "weights": "w0", "dtype": "torch.float32", "source": src.name}
+    kw = dict(stage=1, base_steps=30, steps_per_token=5, retry_steps=40, lr=0.05, key_base=key_base)
+    whole = progressive_cram(nano, src, 1, 2, 6, store=ResultStore(tmp_path / "whole"), **kw)
+
+    first = ResultStore(tmp_path / "first")
+    calls = iter(range(10**6))
+    with pytest.raises(StopSearch) as killed:  # killed after its third batch of stages
+        progressive_cram(nano, src, 1, 2, 6, store=first, should_stop=lambda: next(calls) >= 3, **kw)
+    art = tmp_path / "nano.json"
+    CA.write_artifact(art, model="nano", units=[], provenance={"started": "t0"})
+    written = CA.write_stages(art, first, "nano", [unit])
+    assert written == len(list(first.entries("progressive"))) > 0
+    assert CA.write_stages(tmp_path / "done.json", first, "nano", [{**unit, "state": "complete"}]) == 0
+
+    fresh = ResultStore(tmp_path / "fresh")  # another machine: only the artifact's files
+    assert CA.import_artifact(art, fresh) == written
+    with pytest.raises(StopSearch) as replayed:  # the imported stages replay: the first stage to run is the killed one
+        progressive_cram(nano, src, 1, 2, 6, store=fresh, should_stop=lambda: True, **kw)
+    assert str(replayed.value) == str(killed.value)
+    resumed = progressive_cram(nano, src, 1, 2, 6, store=fresh, **kw)
+    assert np.array_equal(resumed.horizons, whole.horizons) and resumed.stages == whole.stages
+    assert resumed.token_steps == whole.token_steps
