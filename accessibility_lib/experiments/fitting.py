@@ -126,8 +126,10 @@ class SigmoidFit:
             raise ValueError(f"no sigmoid was fitted: {self.message}")
         return logistic(n, self.n50, self.steepness)
 
-    def describe(self, digits: int = 1) -> str:
-        """n50 with its interval as text, one-sided results and open interval ends spelled out."""
+    def describe(self, digits: int = 1, note: bool = True) -> str:
+        """n50 with its interval as text, one-sided results and open interval ends spelled out.
+
+        ``note=False`` leaves out :meth:`shape_note` (for tables that give it once, in a footnote)."""
         if not self.ok:
             if self.bound is not None:
                 return f"n50 {'≥' if self.bound[0] == '>=' else '≤'} {self.bound[1]:.{digits}f} (one-sided)"
@@ -136,8 +138,8 @@ class SigmoidFit:
             return f"{self.n50:.{digits}f}"
         lo = ("≤ " if self.ci_open[0] else "") + f"{self.ci[0]:.{digits}f}"
         hi = ("≥ " if self.ci_open[1] else "") + f"{self.ci[1]:.{digits}f}"
-        note = self.shape_note(digits)
-        return f"{self.n50:.{digits}f} [{lo}, {hi}]" + (f" — {note}" if note else "")
+        shape = self.shape_note(digits) if note else ""
+        return f"{self.n50:.{digits}f} [{lo}, {hi}]" + (f" — {shape}" if shape else "")
 
 
 def _nll(n: np.ndarray, succ: np.ndarray, trials: np.ndarray, n50: float, k: float) -> float:

@@ -111,7 +111,7 @@ def paper_models() -> list[dict[str, Any]]:
 def book_models(
     names: Iterable[str] = BOOK_MODELS,
     *,
-    n_prompts: int = 32,
+    n_prompts: int = 64,
     length: int = 16,
     seed: int = 0,
     measured: Mapping[str, tuple[float | None, float | None]] | None = None,
@@ -122,7 +122,9 @@ def book_models(
         names: model names (``nano``, ``smollm2-135m``, ``gemma-3-270m``; any name ``load_model`` accepts).
         n_prompts, length: the random prompts whose last-layer embeddings (after the final norm) give
             r∞ (largest |coordinate|) and r_l2 (largest L2 norm); a few dozen prompts give maxima of a small
-            sample, below the paper's 10,000 prompts (maxima only grow with the sample).
+            sample, below the paper's 10,000 prompts (maxima only grow with the sample). The default is
+            ``scripts/prompt_radii.py``'s sample (``book/data/cramming/radii.json``), so a chapter that shows
+            both gives one radius per model.
         seed: prompt seed.
         measured: optional ``{name: (natural slope, random slope)}`` measured elsewhere (e.g. chapter 3).
 
