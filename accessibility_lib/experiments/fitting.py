@@ -83,6 +83,7 @@ class SigmoidFit:
         gof_p: goodness of fit of the logistic: the p-value of its binomial deviance against the
             saturated model, χ² with (tested lengths − 2) degrees of freedom; NaN without trial counts or
             with fewer than three lengths.
+        k_max: the largest steepness the fit allowed (per token, ``50 / spacing`` of the lengths).
     """
 
     n50: float
@@ -100,6 +101,26 @@ class SigmoidFit:
     monotone: bool = True
     isotonic_n50: float = float("nan")
     gof_p: float = float("nan")
+    k_max: float = float("inf")
+
+    @property
+    def step(self) -> tuple[float, float] | None:
+        """(a, b) for separated data: the rate is 1 at every tested length up to a, 0 at every length
+        from b on, and at most one length between them (a step). The likelihood then keeps rising with
+        the steepness, the fitted k and its interval are set by the bound ``k_max``, and the data place
+        n50 only between a and b — here a is the longest length with rate > ½ and b the shortest with
+        rate < ½. None otherwise, or without a fit."""
+        if not self.ok:
+            return None
+        lengths = np.unique(self.lengths)
+        rates = np.array([np.mean(self.success[self.lengths == x]) for x in lengths])
+        mid = np.nonzero((rates > 0) & (rates < 1))[0]
+        if mid.size > 1:
+            return None
+        cut = int(mid[0]) if mid.size else int(np.nonzero(rates < 1)[0].min())
+        if not (np.all(rates[:cut] == 1) and np.all(rates[cut + 1 :] == 0)):
+            return None
+        return float(lengths[rates > 0.5].max()), float(lengths[rates < 0.5].min())
 
     @property
     def misfit(self) -> bool:
@@ -107,14 +128,21 @@ class SigmoidFit:
         return bool(self.gof_p < 0.05)
 
     def shape_note(self, digits: int = 1) -> str:
-        """ "" for monotone data; else the isotonic crossing beside the logistic one, and the misfit flag."""
-        if self.monotone:
-            return ""
-        iso = (
-            f"isotonic n50 {self.isotonic_n50:.{digits}f}" if np.isfinite(self.isotonic_n50) else "no isotonic crossing"
-        )
-        fit = f"; logistic misfit, deviance p = {self.gof_p:.2g}" if self.misfit else ""
-        return f"rates not monotone: {iso}{fit}"
+        """ "" for monotone, resolved data; else the isotonic crossing beside the logistic one, the misfit flag
+        and the :attr:`step` the data jump across."""
+        notes = []
+        if not self.monotone:
+            iso = (
+                f"isotonic n50 {self.isotonic_n50:.{digits}f}"
+                if np.isfinite(self.isotonic_n50)
+                else "no isotonic crossing"
+            )
+            fit = f"; logistic misfit, deviance p = {self.gof_p:.2g}" if self.misfit else ""
+            notes.append(f"rates not monotone: {iso}{fit}")
+        if self.step is not None:
+            a, b = self.step
+            notes.append(f"separated data, a step between n = {a:g} and {b:g}: the data place n50 only between them")
+        return "; ".join(notes)
 
     def predict(self, n: np.ndarray) -> np.ndarray:
         """Fitted success probability at lengths ``n``.
@@ -359,4 +387,4 @@ def _fit_full(n, p, trials, level, n_min) -> SigmoidFit:
     else:
         message = "no interval: the number of targets per length is unknown"
     method = "binomial-mle" if trials is not None else "least-squares"
-    return SigmoidFit(n50, k, r_squared, ci, level, True, message, None, method, n, p, ci_open)
+    return SigmoidFit(n50, k, r_squared, ci, level, True, message, None, method, n, p, ci_open, k_max=k_bounds[1])

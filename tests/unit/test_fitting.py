@@ -224,3 +224,14 @@ def test_paper_curves_reanalysed_match_paper_slopes():
         got = fit_slope(ms, n50s)
         assert got.slope == pytest.approx(slope, rel=0.03), (model, kind)
         assert got.r_squared > 0.99
+
+
+def test_separated_data_are_flagged_as_a_step_and_resolved_data_are_not():
+    # all of 20 crammed at n = 2, 6 of 20 at n = 3: the likelihood rises with k for ever, so the fit's point
+    # and interval come from k's bound; the data only say n50 lies between 2 and 3 (referee finding on nano)
+    sep = fit_sigmoid([2, 3], [1.0, 0.3], 20)
+    assert sep.ok and sep.step == (2.0, 3.0) and "between n = 2 and 3" in sep.describe()
+    assert fit_sigmoid([2, 3, 4], [1.0, 1.0, 0.0], 10).step == (3.0, 4.0)
+    assert fit_sigmoid([2, 3, 4, 5], [1.0, 0.7, 0.4, 0.1], 20).step is None  # two intermediate rates
+    assert fit_sigmoid([2, 3, 4], [0.9, 0.6, 0.0], 10).step is None  # not 1 below the step
+    assert "step" not in fit_sigmoid([2, 3, 4, 5], [1.0, 0.7, 0.4, 0.1], 20).describe()
