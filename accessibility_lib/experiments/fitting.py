@@ -35,7 +35,7 @@ import numpy as np
 from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
-from accessibility_lib.experiments.isotonic import isotonic_crossing
+from accessibility_lib.experiments.isotonic import isotonic_crossing, separation
 from accessibility_lib.ground.checks import check_array, check_real
 
 __all__ = ["SigmoidFit", "logistic", "fit_sigmoid", "fit_slope"]
@@ -105,22 +105,18 @@ class SigmoidFit:
 
     @property
     def step(self) -> tuple[float, float] | None:
-        """(a, b) for separated data: the rate is 1 at every tested length up to a, 0 at every length
-        from b on, and at most one length between them (a step). The likelihood then keeps rising with
-        the steepness, the fitted k and its interval are set by the bound ``k_max``, and the data place
-        n50 only between a and b — here a is the longest length with rate > ½ and b the shortest with
-        rate < ½. None otherwise, or without a fit."""
-        if not self.ok:
-            return None
-        lengths = np.unique(self.lengths)
-        rates = np.array([np.mean(self.success[self.lengths == x]) for x in lengths])
-        mid = np.nonzero((rates > 0) & (rates < 1))[0]
-        if mid.size > 1:
-            return None
-        cut = int(mid[0]) if mid.size else int(np.nonzero(rates < 1)[0].min())
-        if not (np.all(rates[:cut] == 1) and np.all(rates[cut + 1 :] == 0)):
-            return None
-        return float(lengths[rates > 0.5].max()), float(lengths[rates < 0.5].min())
+        """(a, b) when every target crammed at each tested length up to a, none from b on, and no length was
+        tested between (:func:`~accessibility_lib.experiments.isotonic.separation`): the point and interval are
+        then set by the bound ``k_max`` and the data place n50 only somewhere between a and b. Else None."""
+        sep = separation(self.lengths, self.success) if self.ok else None
+        return None if sep is None or sep[2] is not None else sep[:2]
+
+    @property
+    def capped_at(self) -> float | None:
+        """The one length c between all and none crammed, on otherwise separated data: the steepness runs to
+        ``k_max``, c alone places n50 and the point within the interval is set by the bound. Else None."""
+        sep = separation(self.lengths, self.success) if self.ok else None
+        return None if sep is None else sep[2]
 
     @property
     def misfit(self) -> bool:
@@ -141,7 +137,9 @@ class SigmoidFit:
             notes.append(f"rates not monotone: {iso}{fit}")
         if self.step is not None:
             a, b = self.step
-            notes.append(f"separated data, a step between n = {a:g} and {b:g}: the data place n50 only between them")
+            notes.append(f"a step between n = {a:g} and {b:g}: the data place n50 only between them")
+        elif self.capped_at is not None:
+            notes.append(f"steepness at its cap: n = {self.capped_at:g} alone places n50 (read the interval)")
         return "; ".join(notes)
 
     def predict(self, n: np.ndarray) -> np.ndarray:
@@ -164,8 +162,9 @@ class SigmoidFit:
             return "no n50 (" + self.message + ")"
         if not np.isfinite(self.ci[0]):
             return f"{self.n50:.{digits}f}"
-        lo = ("≤ " if self.ci_open[0] else "") + f"{self.ci[0]:.{digits}f}"
-        hi = ("≥ " if self.ci_open[1] else "") + f"{self.ci[1]:.{digits}f}"
+        # an end at the edge of the searched range is not a number the data give: "open"
+        lo = "open" if self.ci_open[0] else f"{self.ci[0]:.{digits}f}"
+        hi = "open" if self.ci_open[1] else f"{self.ci[1]:.{digits}f}"
         shape = self.shape_note(digits) if note else ""
         return f"{self.n50:.{digits}f} [{lo}, {hi}]" + (f" — {shape}" if shape else "")
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from accessibility_lib.ground.checks import check_array
 
-__all__ = ["pava_decreasing", "IsotonicCrossing", "isotonic_crossing"]
+__all__ = ["pava_decreasing", "IsotonicCrossing", "isotonic_crossing", "separation"]
 
 
 def pava_decreasing(y: object, w: object = None) -> np.ndarray:
@@ -118,3 +118,32 @@ def isotonic_crossing(lengths: object, success: object, n_trials: object = None)
             a, b = fit[i], fit[i + 1]
             n50 = float(grid[i] + (a - 0.5) / (a - b) * (grid[i + 1] - grid[i]))
     return IsotonicCrossing(grid, rates, wts, fit, n50, bool(np.all(np.diff(rates) <= 0)))
+
+
+def separation(lengths: object, success: object) -> tuple[float, float, float | None] | None:
+    """Separated success data: rate 1 at every tested length up to a, 0 from b on, at most one length c between.
+
+    On such data the logistic likelihood keeps rising with the steepness, so a fitted n50 and its interval
+    are set by the fit's bound on k: with no length between (a step) the data place n50 only somewhere in
+    (a, b); with one (c, rate strictly between 0 and 1) c alone places it.
+
+    Args:
+        lengths, success: (L,) tested lengths (tokens; repeats are pooled) and success fractions.
+
+    Returns:
+        (a, b, c) — c None for a step; with a c, a or b is None when no length lies on that side — or None
+        when the data are not separated.
+    """
+    n = np.asarray(lengths, dtype=float)
+    p = np.asarray(success, dtype=float)
+    x = np.unique(n)
+    rates = np.array([np.mean(p[n == v]) for v in x])
+    mid = np.nonzero((rates > 0) & (rates < 1))[0]
+    if mid.size > 1 or not ((rates == 1).any() and (rates == 0).any() or mid.size and x.size > 1):
+        return None
+    cut = int(mid[0]) if mid.size else int(np.nonzero(rates < 1)[0].min())
+    if not (np.all(rates[:cut] == 1) and np.all(rates[cut + 1 :] == 0)):
+        return None
+    a = float(x[rates == 1].max()) if (rates == 1).any() else None
+    b = float(x[rates == 0].min()) if (rates == 0).any() else None
+    return a, b, float(x[mid[0]]) if mid.size else None

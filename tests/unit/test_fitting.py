@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from accessibility_lib.experiments.fitting import fit_sigmoid, logistic
+from accessibility_lib.experiments.isotonic import separation
 from accessibility_lib.experiments.slope_fit import fit_slope
 
 CURVES = Path(__file__).resolve().parents[2] / "accessibility_lib" / "data" / "paper" / "cramming_curves.json"
@@ -226,12 +227,20 @@ def test_paper_curves_reanalysed_match_paper_slopes():
         assert got.r_squared > 0.99
 
 
-def test_separated_data_are_flagged_as_a_step_and_resolved_data_are_not():
-    # all of 20 crammed at n = 2, 6 of 20 at n = 3: the likelihood rises with k for ever, so the fit's point
-    # and interval come from k's bound; the data only say n50 lies between 2 and 3 (referee finding on nano)
-    sep = fit_sigmoid([2, 3], [1.0, 0.3], 20)
-    assert sep.ok and sep.step == (2.0, 3.0) and "between n = 2 and 3" in sep.describe()
-    assert fit_sigmoid([2, 3, 4], [1.0, 1.0, 0.0], 10).step == (3.0, 4.0)
-    assert fit_sigmoid([2, 3, 4, 5], [1.0, 0.7, 0.4, 0.1], 20).step is None  # two intermediate rates
-    assert fit_sigmoid([2, 3, 4], [0.9, 0.6, 0.0], 10).step is None  # not 1 below the step
-    assert "step" not in fit_sigmoid([2, 3, 4, 5], [1.0, 0.7, 0.4, 0.1], 20).describe()
+def test_separated_data_are_flagged_as_a_step_or_a_capped_steepness_and_resolved_data_are_not():
+    # a step: all crammed up to n = 3, none from n = 4 on: the data place n50 only between 3 and 4
+    step = fit_sigmoid([2, 3, 4], [1.0, 1.0, 0.0], 10)
+    assert step.step == (3.0, 4.0) and step.capped_at is None and "between n = 3 and 4" in step.describe()
+    # all of 20 at n = 2, 6 of 20 at n = 3 (referee finding on nano): n = 3 places n50, the cap sets the point
+    one = fit_sigmoid([2, 3], [1.0, 0.3], 20)
+    assert one.step is None and one.capped_at == 3.0 and "n = 3 alone places n50" in one.describe()
+    assert fit_sigmoid([3, 5, 8], [1.0, 0.5, 0.0], [7, 20, 7]).capped_at == 5.0
+    resolved = fit_sigmoid([2, 3, 4, 5], [1.0, 0.7, 0.4, 0.1], 20)  # two intermediate rates
+    assert resolved.step is None and resolved.capped_at is None and "cap" not in resolved.describe()
+    assert fit_sigmoid([2, 3, 4], [0.9, 0.6, 0.0], 10).capped_at is None  # not 1 below the step
+    assert separation([2, 3, 4], [1.0, 0.5, 0.0]) == (2.0, 4.0, 3.0) and separation([2, 3], [0.5, 0.0]) == (
+        None,
+        3.0,
+        2.0,
+    )
+    assert separation([2, 3, 4], [1.0, 0.5, 0.4]) is None and separation([2, 3], [1.0, 1.0]) is None
