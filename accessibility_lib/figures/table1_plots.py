@@ -8,6 +8,7 @@ Both draw stored artifacts (``book/data/support/resolved/<model>.json``, written
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 
 from accessibility_lib.figures.plotting import legend_outside, token_colors
 from accessibility_lib.geometry import table1_resolved as T
@@ -40,17 +41,17 @@ def ratio_sweep_figure(arts: dict, paper_ratios: dict, implied: dict | None = No
             if all(v != v for v in sw[ratio]):  # NaN: no resolved D for this model
                 continue
             ax.plot(sw["log2_x"], sw[ratio], "-", color=colors[i], label=m)
-        for col, x in implied.items():
-            ax.plot(
-                [x], [paper_ratios[col][k]], "k^", ms=5, label="paper's columns" if col == next(iter(implied)) else None
-            )
-            ax.annotate(
-                col, (x, paper_ratios[col][k]), fontsize=6, rotation=90, xytext=(2, 4), textcoords="offset points"
-            )
+        for j, (col, x) in enumerate(implied.items()):  # a short number a column (the key is in the legend)
+            ax.plot([x], [paper_ratios[col][k]], "k^", ms=5, label="paper's columns" if j == 0 else None)
+            ax.annotate(str(j + 1), (x, paper_ratios[col][k]), fontsize=7, xytext=(3, 2), textcoords="offset points")
+        ax.margins(y=0.12)
         ax.set_title(ratio, fontsize=10)
         ax.set_xlabel("log₂(2r/ε)")
     axes[0].set_ylabel("ratio of slopes")
     handles, labels = axes[0].get_legend_handles_labels()  # every model has its shape ratios
+    for j, col in enumerate(implied):
+        handles.append(Line2D([], [], ls="none"))
+        labels.append(f"{j + 1}: {col}")
     legend_outside(axes[-1], handles=handles, labels=labels)
     fig.tight_layout()
     return fig

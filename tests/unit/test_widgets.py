@@ -174,7 +174,7 @@ def test_cramming_explorer_reproduces_table1_for_pythia_160m() -> None:
     assert round(v["ratio"], 2) == 6.53 == round(590.09 / 90.37, 2)
     assert v["ratio2r"] == pytest.approx(4096.0)
     assert v["slopePoints"] == pytest.approx(90.37, rel=0.01)
-    w.select("Qwen2.5-0.5B, random (paper, re-fitted)")
+    w.select("Qwen2.5-0.5B, random (paper: n50 re-fitted, reported slope)")
     assert (w.r, w.eps) == (226.75, 226.75 * 2.0**-11)
     assert w.values()["ratio"] == pytest.approx(896 * math.log(4097) / math.log(151936) / 36.65, rel=1e-12)
 

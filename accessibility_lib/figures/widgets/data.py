@@ -299,7 +299,7 @@ def paper_cramming_series(convention: str = "rinf_fp16") -> list[dict[str, Any]]
             slope = paper.measured_slope(name, "natural" if kind == "natural" else "random").value
             out.append(
                 {
-                    "name": f"{name}, {kind} (paper, re-fitted)",
+                    "name": f"{name}, {kind} (paper: n50 re-fitted, reported slope)",
                     "points": points,
                     "d": pm.d_model,
                     "d_vocab": pm.d_vocab,
