@@ -201,6 +201,14 @@ def write_artifact(path, *, model: str, units: list[dict], provenance: dict) -> 
     return out
 
 
+def _savez_atomic(out: Path, arrays: dict) -> None:
+    """``np.savez_compressed`` to ``out`` through a temporary file, so a reader never sees half a file."""
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+    os.replace(tmp, out)
+
+
 def states_path(path) -> Path:
     """``<model>.states.npz`` beside an artifact: the Adam states of the failures a larger budget continues."""
     path = Path(path)
@@ -248,11 +256,7 @@ def write_states(path, store, model: str, units: list[dict]) -> int:
                 arrays[_state_name(u["uid"], row, k)] = np.asarray(full[k], dtype=np.float32)
     if not arrays:
         return 0
-    out = states_path(path)
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez_compressed(fh, **arrays)
-    os.replace(tmp, out)
+    _savez_atomic(states_path(path), arrays)
     return len(arrays) // len(STATE_ARRAYS)
 
 
@@ -292,10 +296,7 @@ def write_stages(path, store, model: str, units: list[dict]) -> int:
     if not keys:
         out.unlink(missing_ok=True)
         return 0
-    tmp = out.with_name(out.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez_compressed(fh, keys=np.array(keys, dtype=str), **arrays)
-    os.replace(tmp, out)
+    _savez_atomic(out, {"keys": np.array(keys, dtype=str), **arrays})
     return len(keys)
 
 
