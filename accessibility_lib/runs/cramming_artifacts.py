@@ -358,8 +358,18 @@ def refit_unit(unit: dict, level: float = 0.95):
         ``(lengths, rates, trials, fit)``: (L,) lengths (tokens, the unit's convention), success
         fractions, targets per length, and the :class:`~accessibility_lib.experiments.fitting.SigmoidFit`
         (``None`` when the unit has no outcome yet).
+
+    Raises:
+        ValueError: for a progressive unit, whose outcomes are per-target horizons, not per-length
+            trials (``accessibility_lib.runs.cramming_summary.summarize`` reads those).
     """
     from accessibility_lib.experiments.fitting import fit_sigmoid
+
+    if _is_progressive(unit):
+        raise ValueError(
+            f"unit {unit.get('uid')!r} is progressive: its outcomes are per-target horizons, not per-length "
+            "trials; read it with cramming_summary.summarize (a median horizon), not refit_unit"
+        )
 
     per_n: dict[int, list[bool]] = {}
     for row in unit["outcomes"]:

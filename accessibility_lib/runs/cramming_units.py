@@ -96,6 +96,9 @@ class CrammingUnit:
     @property
     def budget_label(self) -> str:
         """The budget as printed beside an n50, e.g. "300 steps (patience 100), paper"."""
+        if self.instrument.startswith("progressive"):
+            base, per_token, retry = progressive_budget(self.max_steps)
+            return f"{base} + {per_token}·L steps a stage, a {retry}-step retry, {self.instrument}"
         pat = "no patience" if self.patience is None else f"patience {self.patience}"
         return f"{self.max_steps} steps ({pat}), {self.instrument}"
 
@@ -244,6 +247,15 @@ def run_cramming_series(handle: ModelHandle, units: list[CrammingUnit], store, *
     return out
 
 
+def progressive_budget(max_steps: int) -> tuple[int, int, int]:
+    """A progressive unit's step budgets from its ``max_steps`` b: (b // 3, b // 30, b).
+
+    A stage at prefix length L gets ``b // 3 + (b // 30)·L`` Adam updates (warm-started), a fresh retry
+    the fixed protocol's b (:func:`accessibility_lib.experiments.progressive.progressive_cram`).
+    """
+    return max(1, max_steps // 3), max(1, max_steps // 30), max_steps
+
+
 def progressive_cap(n_pred: float, n_max: int) -> int:
     """The longest prefix a progressive unit grows to: 3× the predicted n50, within the context."""
     return int(min(n_max, max(8, math.ceil(3 * n_pred))))
@@ -316,9 +328,7 @@ def run_cramming_unit(
             unit.m,
             unit.n_targets,
             progressive_cap(n_pred, n_max),
-            base_steps=max(1, unit.max_steps // 3),
-            steps_per_token=max(1, unit.max_steps // 30),
-            retry_steps=unit.max_steps,
+            **dict(zip(("base_steps", "steps_per_token", "retry_steps"), progressive_budget(unit.max_steps))),
             seed=unit.seed,
             store=store,
             key_base=key_base,
