@@ -39,6 +39,7 @@ __all__ = [
     "stages_path",
     "write_stages",
     "refit_unit",
+    "own_outcomes",
 ]
 
 ARTIFACT_DIR = BOOK_DATA / "cramming"
@@ -132,12 +133,15 @@ def _key(model: str, u: dict, row: dict) -> dict:
 
 
 def unit_outcomes(store, model: str, weights: str, unit: CrammingUnit, source_name: str) -> list[dict]:
-    """Every fixed-length outcome in the store for a unit's settings (wherever it came from), sorted."""
+    """Every fixed-length outcome in the store for a unit's settings, at any length wherever it came from,
+    but for its own targets 0 … n_targets − 1 only (:func:`own_outcomes`), sorted."""
     settings = unit_settings(unit)
     rows = []
     for key, value in store.entries(
         "cramming", model=model, weights=weights, dtype="torch." + unit.dtype, source=source_name, m=unit.m
     ):
+        if int(key.get("target", 0)) >= unit.n_targets:
+            continue
         if all(key.get(k) == (list(v) if isinstance(v, tuple) else v) for k, v in settings.items()) and set(key) - {
             "layout"
         } == {"model", "weights", "dtype", "source", "m", "n", "target", "seed", *settings}:
@@ -351,6 +355,16 @@ def import_artifact(path, store) -> int:
     return added
 
 
+def own_outcomes(unit: dict) -> list[dict]:
+    """A stored unit's outcomes for its own targets 0 … n_targets − 1 (at any length).
+
+    Units with the same settings share the store, so an older runner wrote the extra targets of a 20-target
+    unit into the 10-target one too; its n50, cost and failures are its own target set's, so it keeps its
+    number while the larger unit runs and instruments are compared on the same targets."""
+    cap = int(unit.get("n_targets", 10))
+    return [r for r in unit["outcomes"] if int(r.get("target", 0)) < cap]
+
+
 def refit_unit(unit: dict, level: float = 0.95):
     """Re-fit a fixed-length unit's n50 from its stored per-target outcomes.
 
@@ -372,7 +386,7 @@ def refit_unit(unit: dict, level: float = 0.95):
         )
 
     per_n: dict[int, list[bool]] = {}
-    for row in unit["outcomes"]:
+    for row in own_outcomes(unit):
         per_n.setdefault(int(row["n"]), []).append(bool(row["success"]))
     if not per_n:
         return np.zeros(0), np.zeros(0), np.zeros(0), None

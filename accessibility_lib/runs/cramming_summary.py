@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accessibility_lib.runs.cramming_artifacts import _UNIT_FIELDS, refit_unit, upgrade
+from accessibility_lib.runs.cramming_artifacts import _UNIT_FIELDS, own_outcomes, refit_unit, upgrade
 from accessibility_lib.runs.cramming_units import CrammingUnit
 
 
@@ -27,7 +27,9 @@ class UnitSummary:
         n_outcomes: per-target outcomes behind it; disagreements: KV-cache vs recompute disagreements.
         failures, failures_at_cap: failed outcomes, and those that used the whole step budget (a share
             near 1 says the budget, not the model, ended them).
-        token_steps: forward+backward token-steps behind the outcomes; seconds: wall time when finished.
+        token_steps: forward+backward token-steps: for a complete fixed-length unit, what its search spent
+            (every outcome it used, as if it had run alone); else those behind the outcomes so far;
+            seconds: wall time when finished.
         budget_label: e.g. "300 steps (no patience), paper".
         n_targets: targets at the lengths that pin the crossing (10 or 20).
         patience: steps without improvement before a target is given up (None: none, every failure runs
@@ -91,6 +93,19 @@ def _summary_progressive(u: dict) -> tuple:
     return lengths, rates, np.full(lengths.shape, float(hz.size)), ProgressiveFit(med, ci, True, capped)
 
 
+def _cost(u: dict, progressive: bool, n_prefix: int, token_steps) -> int:
+    """A unit's token-steps: a progressive unit's stored total; a complete fixed-length unit's search cost
+    as it ran (``search_token_steps``: every outcome its search used, as if it had run alone); else (an
+    unfinished unit, or one stored before searches recorded their cost) the outcomes' own token-steps."""
+    if "token_steps" in u:
+        return int(u["token_steps"])
+    if progressive:
+        return 0
+    if u.get("state") == "complete" and "search_token_steps" in u:
+        return int(u["search_token_steps"])
+    return token_steps(u["outcomes"], int(u["m"]), n_prefix)
+
+
 def summarize(artifact: dict) -> list[UnitSummary]:
     """Every unit of an artifact (format 1 or 2) with its n50 re-fitted from the stored outcomes."""
     from accessibility_lib.experiments.n50 import token_steps
@@ -98,6 +113,7 @@ def summarize(artifact: dict) -> list[UnitSummary]:
     art = upgrade(artifact)
     out = []
     for u in art["units"]:
+        u = {**u, "outcomes": own_outcomes(u)}  # its own targets only (units with the same settings share a store)
         progressive = u.get("instrument", "paper").startswith("progressive")
         lengths, rates, trials, fit = _summary_progressive(u) if progressive else refit_unit(u)
         fails = [r for r in u["outcomes"] if not progressive and not r["success"]]
@@ -123,11 +139,7 @@ def summarize(artifact: dict) -> list[UnitSummary]:
                 u.get("design", "bisect"),
                 len(fails),
                 sum(int(r["steps"]) >= cap for r in fails),
-                int(u["token_steps"])
-                if "token_steps" in u
-                else token_steps(u["outcomes"], int(u["m"]), n_prefix)
-                if not progressive
-                else 0,
+                _cost(u, progressive, n_prefix, token_steps),
                 unit.budget_label,
                 int(u.get("n_targets", 10)),
                 patience=u.get("patience"),
@@ -162,21 +174,46 @@ def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
 def budget_curve(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> dict:
     """Per dtype, the complete fitted units of one kind, m and instrument at two or more step budgets.
 
+    The budgets are compared on the same targets: per budget, the unit with the largest target count that
+    every budget of the dtype has (e.g. the 10-target unit at 300 steps, not the 20-target one, when 600
+    steps has only 10), else the one with the most outcomes.
+
     Returns:
-        dtype -> units sorted by step budget, one per budget (the one with the most outcomes); only dtypes
-        with at least two budgets are returned.
+        dtype -> units sorted by step budget, one per budget; only dtypes with at least two budgets.
     """
-    best: dict = {}
+    by: dict = {}
     for u in summaries:
         if (u.kind, u.m, u.instrument, u.state) != (kind, m, instrument, "complete") or u.fit is None or not u.fit.ok:
             continue
-        k = (u.dtype, u.max_steps)
-        if k not in best or u.n_outcomes > best[k].n_outcomes:
-            best[k] = u
+        by.setdefault(u.dtype, {}).setdefault(u.max_steps, []).append(u)
     out: dict = {}
-    for (dtype, _), u in sorted(best.items(), key=lambda p: (p[0][0], p[0][1])):
-        out.setdefault(dtype, []).append(u)
-    return {d: us for d, us in out.items() if len(us) >= 2}
+    for dtype, budgets in sorted(by.items()):
+        if len(budgets) < 2:
+            continue
+        common = set.intersection(*({u.n_targets for u in us} for us in budgets.values()))
+        out[dtype] = [
+            max(
+                (u for u in us if not common or u.n_targets == max(common)),
+                key=lambda u: u.n_outcomes,
+            )
+            for _, us in sorted(budgets.items())
+        ]
+    return out
+
+
+def one_per_settings(summaries: list[UnitSummary]) -> list[UnitSummary]:
+    """The units with one complete unit per setting: where complete units differ only in their target
+    count (10 and 20 targets of the same kind, m, budget, patience, instrument and dtype), the one with
+    the most targets — the one :func:`slopes` fits — so a figure does not draw the same curve twice.
+    Unfinished units are kept as they are; order is preserved."""
+    best: dict = {}
+    for u in summaries:
+        if u.state == "complete":
+            k = (u.kind, u.m, u.max_steps, u.patience, u.instrument, u.dtype)
+            if k not in best or u.n_targets > best[k].n_targets:
+                best[k] = u
+    keep = {id(u) for u in best.values()}
+    return [u for u in summaries if u.state != "complete" or id(u) in keep]
 
 
 def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> str:

@@ -186,3 +186,68 @@ def test_a_progressive_unit_names_its_growing_stage_budget_and_is_not_refit_as_f
     rec = {"uid": u.uid, "instrument": "progressive", "outcomes": [{"target": 0, "horizon": 5, "capped": False}]}
     with pytest.raises(ValueError, match="progressive.*summarize"):
         CA.refit_unit(rec)
+
+
+def _fixed_record(uid_targets: int, outcomes: list, state="complete", **extra) -> dict:
+    unit = CrammingUnit("natural", 1, patience=None, n_targets=uid_targets)
+    return CA.unit_record(unit, plan="t", weights="w", source=("s", {}), outcomes=outcomes, state=state, **extra)
+
+
+def _rows(targets, lengths, ok):
+    """outcomes: target i at length n succeeds iff ok(n, i); a failure runs the 300-step cap."""
+    return [
+        {"n": n, "target": i, "success": ok(n, i), "steps": 50 if ok(n, i) else 300} for n in lengths for i in targets
+    ]
+
+
+def test_a_unit_reads_only_its_own_targets_so_a_larger_unit_does_not_move_its_n50():
+    """Units with the same settings share the store: a 10-target unit written while a 20-target one runs
+    holds targets 10–19 too. Its n50, failures and cost are those of targets 0–9, so its number does not
+    drift as the larger unit runs, and the instruments are compared on the same targets."""
+    from accessibility_lib.runs import cramming_summary as CS
+
+    base = _rows(range(10), (4, 6, 8), lambda n, i: i < 10 - n)  # 6, 4, 2 of 10 crammed
+    extra = _rows(range(10, 20), (4, 6, 8), lambda n, i: False)  # the 20-target unit's extra targets all fail
+    alone = CS.summarize({"format": 2, "units": [_fixed_record(10, base)]})[0]
+    mixed = CS.summarize(
+        {"format": 2, "units": [_fixed_record(10, base + extra), _fixed_record(20, base + extra, state="partial")]}
+    )
+    assert mixed[0].fit.n50 == pytest.approx(alone.fit.n50) and mixed[0].n_outcomes == 30
+    assert mixed[0].failures == alone.failures == 18
+    assert mixed[1].n_outcomes == 60 and list(mixed[1].rates) == [0.3, 0.2, 0.1]  # the 20-target unit sees all
+    assert [r["target"] for r in CA.own_outcomes(_fixed_record(10, base + extra))] == [r["target"] for r in base]
+    lengths, rates, trials, _ = CA.refit_unit(_fixed_record(10, base + extra))
+    assert list(trials) == [10, 10, 10] and list(rates) == [0.6, 0.4, 0.2]
+
+
+def test_a_complete_units_cost_is_its_searchs_and_one_setting_is_drawn_once():
+    """A finished fixed-length unit's token-steps are what its search spent (stored when it finished), not
+    every outcome later stored at its settings; one_per_settings keeps the 20-target unit of a pair."""
+    from accessibility_lib.runs import cramming_summary as CS
+
+    base = _rows(range(10), (4, 6, 8), lambda n, i: i < 10 - n)
+    more = base + _rows(range(10), (12,), lambda n, i: False)  # a length another unit's search added later
+    recs = [
+        _fixed_record(10, more, search_token_steps=12_345),
+        _fixed_record(20, more + _rows(range(10, 20), (4, 6, 8, 12), lambda n, i: n < 6)),
+    ]
+    s10, s20 = CS.summarize({"format": 2, "units": recs})
+    assert s10.token_steps == 12_345
+    assert s20.token_steps == sum(r["steps"] * (1 + r["n"] - 1) for r in recs[1]["outcomes"])  # no stored cost
+    assert CS.one_per_settings([s10, s20]) == [s20]
+
+
+def test_the_budget_curve_compares_budgets_on_the_same_targets():
+    """With 10 and 20 targets at 300 steps and only 10 at 600, the curve takes the 10-target unit at both."""
+    from accessibility_lib.runs import cramming_summary as CS
+
+    rows10 = _rows(range(10), (4, 6, 8), lambda n, i: i < 10 - n)
+    rows20 = rows10 + _rows(range(10, 20), (4, 6, 8), lambda n, i: i - 10 < 9 - n)
+    u600 = CrammingUnit("natural", 1, patience=None, max_steps=600)
+    recs = [
+        _fixed_record(10, rows10),
+        _fixed_record(20, rows20),
+        CA.unit_record(u600, plan="t", weights="w", source=("s", {}), outcomes=rows10, state="complete"),
+    ]
+    curve = CS.budget_curve(CS.summarize({"format": 2, "units": recs}), "natural")["float32"]
+    assert [(u.max_steps, u.n_targets) for u in curve] == [(300, 10), (600, 10)]
