@@ -244,3 +244,16 @@ def test_separated_data_are_flagged_as_a_step_or_a_capped_steepness_and_resolved
         2.0,
     )
     assert separation([2, 3, 4], [1.0, 0.5, 0.4]) is None and separation([2, 3], [1.0, 1.0]) is None
+
+
+def test_an_interval_end_beyond_the_lengths_tried_is_called_the_logistics_extrapolation():
+    """SmolLM2-135M, float32, 600 steps, natural m = 1 (book/data/cramming/smollm2-135m.json): 8/10, 7/10, 3/10
+    crammed at 21, 26, 32 tokens. The profile interval's upper end lies past 32, the longest length tried:
+    the data do not reach it, the logistic does, and the text says so; an end inside the lengths is silent."""
+    fit = fit_sigmoid(np.array([21.0, 26.0, 32.0]), np.array([0.8, 0.7, 0.3]), np.array([10.0, 10.0, 10.0]))
+    assert fit.ok and fit.ci[1] > 32 and not fit.ci_open[1] and fit.ci[0] > 21
+    assert "upper end beyond the longest length tried (32): the logistic's extrapolation" in fit.describe()
+    assert "lower end" not in fit.describe()
+    inside = fit_sigmoid(np.array([2.0, 3.0, 4.0, 5.0]), np.array([1.0, 0.8, 0.5, 0.3]), np.array([5.0, 15.0, 20.0, 20.0]))
+    assert min(inside.lengths) <= inside.ci[0] and inside.ci[1] <= max(inside.lengths)
+    assert "extrapolation" not in inside.describe()
