@@ -141,9 +141,14 @@ class SigmoidFit:
         elif self.capped_at is not None:
             notes.append(f"steepness at its cap: n = {self.capped_at:g} alone places n50 (read the interval)")
         if len(self.lengths) and np.isfinite(self.ci[0]):  # a closed end outside the lengths tried is the model's
-            past = [f"{w} end beyond the {e} length tried ({x:g})" for w, e, x, out, op in (
-                ("lower", "shortest", min(self.lengths), self.ci[0] < min(self.lengths), self.ci_open[0]),
-                ("upper", "longest", max(self.lengths), self.ci[1] > max(self.lengths), self.ci_open[1])) if out and not op]
+            past = [
+                f"{w} end beyond the {e} length tried ({x:g})"
+                for w, e, x, out, op in (
+                    ("lower", "shortest", min(self.lengths), self.ci[0] < min(self.lengths), self.ci_open[0]),
+                    ("upper", "longest", max(self.lengths), self.ci[1] > max(self.lengths), self.ci_open[1]),
+                )
+                if out and not op
+            ]
             notes += [", ".join(past) + ": the logistic's extrapolation"] if past else []
         return "; ".join(notes)
 

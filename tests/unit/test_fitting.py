@@ -254,6 +254,8 @@ def test_an_interval_end_beyond_the_lengths_tried_is_called_the_logistics_extrap
     assert fit.ok and fit.ci[1] > 32 and not fit.ci_open[1] and fit.ci[0] > 21
     assert "upper end beyond the longest length tried (32): the logistic's extrapolation" in fit.describe()
     assert "lower end" not in fit.describe()
-    inside = fit_sigmoid(np.array([2.0, 3.0, 4.0, 5.0]), np.array([1.0, 0.8, 0.5, 0.3]), np.array([5.0, 15.0, 20.0, 20.0]))
+    inside = fit_sigmoid(
+        np.array([2.0, 3.0, 4.0, 5.0]), np.array([1.0, 0.8, 0.5, 0.3]), np.array([5.0, 15.0, 20.0, 20.0])
+    )
     assert min(inside.lengths) <= inside.ci[0] and inside.ci[1] <= max(inside.lengths)
     assert "extrapolation" not in inside.describe()
