@@ -115,7 +115,8 @@ def unit_settings(unit: CrammingUnit) -> dict:
 def _table1_smollm2() -> list[CrammingUnit]:
     """SmolLM2-135M in float32, no patience (so the budget curve nests), in the order the units run:
     the slopes first (m = 1, 2, 3), then uniform tokens, the instruments and the budget curve at m = 1
-    (the 1,200-step run continues the 600-step run's capped failures), m = 4, and 20 targets at m = 1, 2."""
+    (the 1,200-step run continues the 600-step run's capped failures), m = 4, 20 targets at m = 1, the
+    random-words budget curve (600 steps at m = 1), and 20 targets at m = 2."""
     base = dict(patience=None)
     return [
         CrammingUnit("natural", 1, **base),
@@ -134,6 +135,7 @@ def _table1_smollm2() -> list[CrammingUnit]:
         CrammingUnit("random_words", 4, **base),
         CrammingUnit("natural", 1, n_targets=20, **base),
         CrammingUnit("random_words", 1, n_targets=20, **base),
+        CrammingUnit("random_words", 1, max_steps=600, **base),
         CrammingUnit("natural", 2, n_targets=20, **base),
         CrammingUnit("random_words", 2, n_targets=20, **base),
     ]
