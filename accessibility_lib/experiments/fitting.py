@@ -140,16 +140,17 @@ class SigmoidFit:
             notes.append(f"a step between n = {a:g} and {b:g}: the data place n50 only between them")
         elif self.capped_at is not None:
             notes.append(f"steepness at its cap: n = {self.capped_at:g} alone places n50 (read the interval)")
-        if len(self.lengths) and np.isfinite(self.ci[0]):  # a closed end outside the lengths tried is the model's
+        if len(self.lengths) and np.isfinite(self.ci[0]):  # a closed end outside the lengths tried, as printed
+            lo, hi = round(self.ci[0], digits), round(self.ci[1], digits)
             past = [
-                f"{w} end beyond the {e} length tried ({x:g})"
+                f"{w} end past the {e} length tried ({x:g})"
                 for w, e, x, out, op in (
-                    ("lower", "shortest", min(self.lengths), self.ci[0] < min(self.lengths), self.ci_open[0]),
-                    ("upper", "longest", max(self.lengths), self.ci[1] > max(self.lengths), self.ci_open[1]),
+                    ("lower", "shortest", min(self.lengths), lo < min(self.lengths), self.ci_open[0]),
+                    ("upper", "longest", max(self.lengths), hi > max(self.lengths), self.ci_open[1]),
                 )
                 if out and not op
             ]
-            notes += [", ".join(past) + ": the logistic's extrapolation"] if past else []
+            notes += [", ".join(past) + ": extrapolated"] if past else []
         return "; ".join(notes)
 
     def predict(self, n: np.ndarray) -> np.ndarray:

@@ -252,10 +252,13 @@ def test_an_interval_end_beyond_the_lengths_tried_is_called_the_logistics_extrap
     the data do not reach it, the logistic does, and the text says so; an end inside the lengths is silent."""
     fit = fit_sigmoid(np.array([21.0, 26.0, 32.0]), np.array([0.8, 0.7, 0.3]), np.array([10.0, 10.0, 10.0]))
     assert fit.ok and fit.ci[1] > 32 and not fit.ci_open[1] and fit.ci[0] > 21
-    assert "upper end beyond the longest length tried (32): the logistic's extrapolation" in fit.describe()
+    assert "upper end past the longest length tried (32): extrapolated" in fit.describe()
     assert "lower end" not in fit.describe()
     inside = fit_sigmoid(
         np.array([2.0, 3.0, 4.0, 5.0]), np.array([1.0, 0.8, 0.5, 0.3]), np.array([5.0, 15.0, 20.0, 20.0])
     )
     assert min(inside.lengths) <= inside.ci[0] and inside.ci[1] <= max(inside.lengths)
-    assert "extrapolation" not in inside.describe()
+    assert "extrapolated" not in inside.describe()
+    # an end equal to a length tried at the printed digits is not past it (nano random words m = 1: 3.0 [2.7, 3.0])
+    step = fit_sigmoid(np.array([2.0, 3.0]), np.array([1.0, 0.3]), np.array([20.0, 20.0]))
+    assert "past the longest" not in step.describe() and f"{step.ci[1]:.1f}" == "3.0"
