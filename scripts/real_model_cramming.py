@@ -118,6 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=1, help="units run in parallel, one process each")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per worker")
     ap.add_argument("--only", default=None, help="comma-separated unit ids to run (default: the whole plan)")
+    ap.add_argument(
+        "--reopen",
+        default=None,
+        help="comma-separated ids of complete units to run again: the search replays its stored outcomes and "
+        "goes on where the design now asks for more (e.g. after a change to the search that closes open intervals)",
+    )
     ap.add_argument("--budget-min", type=float, default=None, help="stop cleanly after this many minutes")
     ap.add_argument("--export-every", type=float, default=10.0, help="minutes between artifact rewrites")
     ap.add_argument("--out-dir", default=None, help="artifact folder (default book/data/cramming)")
@@ -154,6 +160,11 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             ap.error(f"--only names unknown units {sorted(unknown)}; the plan has {[u.uid for u in all_units]}")
         units = [u for u in all_units if u.uid in wanted]
+    reopen = set(args.reopen.split(",")) if args.reopen else set()
+    if reopen - {u.uid for u in units}:
+        ap.error(
+            f"--reopen names units not in this run {sorted(reopen - {u.uid for u in units})}; it has {[u.uid for u in units]}"
+        )
     path = CA.artifact_path(args.model, args.out_dir)
     store = default_store()
     added = CA.import_artifact(path, store)
@@ -236,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         CA.write_stages(path, store, args.model, recs)
         print(f"[{provenance.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
 
-    todo = [u for u in units if extra.get(u.uid, {}).get("state") != "complete"]
+    todo = [u for u in units if extra.get(u.uid, {}).get("state") != "complete" or u.uid in reopen]
     print(f"{len(todo)} of {len(units)} units to run: {[u.uid for u in todo]}", flush=True)
     deadline = t0 + 60 * args.budget_min if args.budget_min else None
     pending = list(todo)

@@ -12,7 +12,9 @@ fixed start and gives every probe the same number of targets. This design:
    n50, 0 of 5 far above; a length near n50 stays undecided and keeps every target;
 3. **bisects** the bracket the same way until it is at most ``max(1, rel_tol·lo)`` wide;
 4. **spends the full target count on the two lengths that pin the crossing** (the closest length on
-   each side, or a length whose rate is exactly ½ with every target), then fits the logistic to *every* outcome seen (:func:`accessibility_lib.experiments.fitting.fit_sigmoid`).
+   each side, or a length whose rate is exactly ½ with every target), then fits the logistic to *every* outcome seen (:func:`accessibility_lib.experiments.fitting.fit_sigmoid`);
+5. **closes an open interval**: where the fit's interval is still open at an end (a flat curve whose
+   rates stay near ½ over the lengths tried), it tries lengths beyond them on that side.
 
 The outcomes of a length depend only on (n, target index) (the targets and the seeds are fixed), so
 lengths already in the result store are free and preferred (``known``), and a killed search resumed
@@ -77,6 +79,7 @@ def locate_n50_sequential(
     seed: int = 0,
     bracket_alpha: float | None = None,
     max_full: int | None = None,
+    close_open: int = 2,
 ):
     """Find the 50 % point of a decreasing success curve, spending targets near it.
 
@@ -99,6 +102,8 @@ def locate_n50_sequential(
             error there only moves where later targets go, never the fit, which uses every outcome.
         max_full: stop giving the pins every target once this many lengths hold every target (None: no
             cap), and fit what there is; a length the side test leaves undecided still gets them all.
+        close_open: where the fitted interval is still open at an end (a flat curve, rates near ½ at every
+            length tried), try up to this many more lengths beyond the lengths tried on that side (0: none).
 
     Returns:
         An :class:`~accessibility_lib.experiments.n50_result.N50Search` (``design`` "sequential"); ``trials`` shows how
@@ -202,10 +207,27 @@ def locate_n50_sequential(
             extend_down(min(seen))
         lo, hi = bracket()
     bracketed = lo is not None and hi is not None
-    lengths = np.array(sorted(seen), dtype=np.float64)
-    rates = np.array([seen[int(x)][0] for x in lengths])
-    trials = np.array([seen[int(x)][1] for x in lengths], dtype=np.float64)
-    fit = fit_sigmoid(lengths, rates, trials, seed=seed, n_min=n_min)
+
+    def fitted():
+        ns = np.array(sorted(seen), dtype=np.float64)
+        rs = np.array([seen[int(x)][0] for x in ns])
+        ts = np.array([seen[int(x)][1] for x in ns], dtype=np.float64)
+        return ns, rs, ts, fit_sigmoid(ns, rs, ts, seed=seed, n_min=n_min)
+
+    lengths, rates, trials, fit = fitted()
+    # 5. a flat curve can leave the interval open at an end although the crossing is bracketed (rates near
+    #    ½ at every length tried): one more length beyond the lengths tried on that side, settled by the
+    #    side test, up to `close_open` times
+    for _ in range(close_open if bracketed else 0):
+        if not fit.ok or not any(fit.ci_open):
+            break
+        if fit.ci_open[1] and max(seen) < n_max:
+            decide(min(max(max(seen) + 1, int(math.ceil(max(seen) * growth))), n_max))
+        elif fit.ci_open[0] and min(seen) > n_min:
+            decide(max(min(min(seen) - 1, int(math.floor(min(seen) / growth))), n_min))
+        else:
+            break
+        lengths, rates, trials, fit = fitted()
     return N50Search(
         fit.n50,
         fit,

@@ -105,6 +105,23 @@ def test_sequential_search_finds_n50_with_fewer_token_steps_than_the_bisection()
     assert np.mean(ratio) > 1.2
 
 
+def test_a_flat_curve_left_open_by_the_pins_gets_lengths_beyond_them_until_the_interval_closes():
+    """Gemma-3-270M, natural text, m = 1 (chapter 3) stopped with rates 0.6 … 0.4 over every length tried and an
+    interval open at both ends. With a curve that flat (k = 0.12 per token, exact rates, 20 targets) the
+    crossing is bracketed but the interval is open; the search then tries a length past the longest one and
+    the interval closes."""
+
+    def ev(n, count):
+        return round(float(logistic(n, 12.0, 0.12)) * count) / count, count, 0
+
+    stuck = locate_n50_sequential(ev, 12, 4096, n_trials=20, close_open=0)
+    assert stuck.bracketed and stuck.fit.ok and all(stuck.fit.ci_open)
+    closed = locate_n50_sequential(ev, 12, 4096, n_trials=20)
+    assert not any(closed.fit.ci_open) and max(closed.lengths) > max(stuck.lengths)
+    assert closed.fit.ci[0] < 12.0 < closed.fit.ci[1]
+    assert set(stuck.lengths) < set(closed.lengths)  # the same search, continued
+
+
 def test_sequential_search_spends_all_targets_on_the_lengths_that_pin_the_crossing():
     ev, _ = _curve(20.0, 0.4, 1)
     res = locate_n50_sequential(ev, 8, 512, n_trials=20)
