@@ -309,6 +309,18 @@ def find_n50(
             return scalars, {k: np.asarray(other[k], dtype=np.float32) for k in STATE_ARRAYS}
         return None
 
+    def stored_lengths() -> dict[int, int]:
+        """n -> c: targets 0 … c − 1 of length n are stored for this search's settings (from any search)."""
+        from accessibility_lib.ground.results import decode, encode
+
+        have: dict[int, set[int]] = {}
+        for key, _ in store.entries("cramming", model=model_name, weights=weights, dtype=dtype, source=name, m=m):
+            n, i = int(key["n"]), int(key["target"])
+            want = cramming_key(model_name, weights, dtype, name, layout, m, n, i, seed + i, settings)
+            if i < n_targets and key == decode(encode(want)):
+                have.setdefault(n, set()).add(i)
+        return {n: next(c for c in range(len(ids) + 1) if c not in ids) for n, ids in have.items()}
+
     def known(n: int, count: int) -> bool:
         """Whether targets 0..count-1 of length n are already in the store."""
         return store is not None and all(
@@ -343,6 +355,7 @@ def find_n50(
                 n_min=n_min,
                 known=known if prefer_stored else None,
                 seed=seed,
+                stored=stored_lengths if prefer_stored and store is not None else None,
             )
     finally:
         if bar is not None:

@@ -80,6 +80,7 @@ def locate_n50_sequential(
     bracket_alpha: float | None = None,
     max_full: int | None = None,
     close_open: int = 2,
+    stored=None,
 ):
     """Find the 50 % point of a decreasing success curve, spending targets near it.
 
@@ -104,6 +105,9 @@ def locate_n50_sequential(
             cap), and fit what there is; a length the side test leaves undecided still gets them all.
         close_open: where the fitted interval is still open at an end (a flat curve, rates near ½ at every
             length tried), try up to this many more lengths beyond the lengths tried on that side (0: none).
+        stored: optional ``() -> {n: c}``, lengths whose targets 0 … c − 1 are already stored (other searches
+            at the same settings): they join the final fit before the open-interval check, so the search
+            closes the interval the chapters will fit from every stored outcome.
 
     Returns:
         An :class:`~accessibility_lib.experiments.n50_result.N50Search` (``design`` "sequential"); ``trials`` shows how
@@ -214,6 +218,9 @@ def locate_n50_sequential(
         ts = np.array([seen[int(x)][1] for x in ns], dtype=np.float64)
         return ns, rs, ts, fit_sigmoid(ns, rs, ts, seed=seed, n_min=n_min)
 
+    for k, c in sorted((stored or dict)().items()):  # outcomes of other searches at these settings: free, and fitted
+        if c >= 1 and (k not in seen or seen[k][1] < min(c, n_trials)):
+            ev(k, min(c, n_trials))
     lengths, rates, trials, fit = fitted()
     # 5. a flat curve can leave the interval open at an end although the crossing is bracketed (rates near
     #    ½ at every length tried): one more length beyond the lengths tried on that side, settled by the

@@ -122,6 +122,20 @@ def test_a_flat_curve_left_open_by_the_pins_gets_lengths_beyond_them_until_the_i
     assert set(stuck.lengths) < set(closed.lengths)  # the same search, continued
 
 
+def test_stored_outcomes_of_other_searches_join_the_fit_without_being_crammed_again():
+    """A length another search stored (here 30, targets 0–9) joins the final fit with exactly the stored
+    targets, as the chapters' re-fit from every stored outcome does, so the open-interval check sees that fit."""
+    asked = []
+
+    def ev(n, count):
+        asked.append((n, count))
+        return round(float(logistic(n, 12.0, 0.3)) * count) / count, count, 0
+
+    res = locate_n50_sequential(ev, 12, 4096, n_trials=20, stored=lambda: {30: 10})
+    assert (30, 10) in asked and not any(n == 30 and c > 10 for n, c in asked)
+    assert 30.0 in res.lengths and res.trials[list(res.lengths).index(30.0)] == 10
+
+
 def test_sequential_search_spends_all_targets_on_the_lengths_that_pin_the_crossing():
     ev, _ = _curve(20.0, 0.4, 1)
     res = locate_n50_sequential(ev, 8, 512, n_trials=20)
