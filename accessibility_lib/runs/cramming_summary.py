@@ -34,6 +34,8 @@ class UnitSummary:
         n_targets: targets at the lengths that pin the crossing (10 or 20).
         patience: steps without improvement before a target is given up (None: none, every failure runs
             the whole budget).
+        implied_successes: failures counted as successes by the prefix closure (``summarize(...,
+            prefix_closure=True)``, natural targets only; 0 otherwise).
     """
 
     uid: str
@@ -57,6 +59,7 @@ class UnitSummary:
     budget_label: str = ""
     n_targets: int = 10
     patience: int | None = None
+    implied_successes: int = 0
 
     @property
     def cap_share(self) -> float:
@@ -106,15 +109,29 @@ def _cost(u: dict, progressive: bool, n_prefix: int, token_steps) -> int:
     return token_steps(u["outcomes"], int(u["m"]), n_prefix)
 
 
-def summarize(artifact: dict) -> list[UnitSummary]:
-    """Every unit of an artifact (format 1 or 2) with its n50 re-fitted from the stored outcomes."""
+def summarize(artifact: dict, *, prefix_closure: bool = False) -> list[UnitSummary]:
+    """Every unit of an artifact (format 1 or 2) with its n50 re-fitted from the stored outcomes.
+
+    Args:
+        prefix_closure: re-fit each fixed-length natural-text unit on its outcomes closed under prefixes
+            (:func:`accessibility_lib.experiments.prefix_closure.close_under_prefixes`: a failure whose
+            passage was crammed at a longer length counts as a success; no cramming is re-run). Its
+            budget label then ends in "prefix-closed" and ``implied_successes`` counts the flipped
+            failures. Other target kinds are independent across lengths and are left as they are. The
+            paper counts each length on its own (False, the default).
+    """
     from accessibility_lib.experiments.n50 import token_steps
+    from accessibility_lib.experiments.prefix_closure import close_under_prefixes
 
     art = upgrade(artifact)
     out = []
     for u in art["units"]:
         u = {**u, "outcomes": own_outcomes(u)}  # its own targets only (units with the same settings share a store)
         progressive = u.get("instrument", "paper").startswith("progressive")
+        closed = prefix_closure and u["kind"] == "natural" and not progressive
+        implied = 0
+        if closed:
+            u["outcomes"], implied = close_under_prefixes(u["outcomes"])
         lengths, rates, trials, fit = _summary_progressive(u) if progressive else refit_unit(u)
         fails = [r for r in u["outcomes"] if not progressive and not r["success"]]
         cap = int(u["settings"]["max_steps"])
@@ -140,9 +157,10 @@ def summarize(artifact: dict) -> list[UnitSummary]:
                 len(fails),
                 sum(int(r["steps"]) >= cap for r in fails),
                 _cost(u, progressive, n_prefix, token_steps),
-                unit.budget_label,
+                unit.budget_label + (", prefix-closed" if closed else ""),
                 int(u.get("n_targets", 10)),
                 patience=u.get("patience"),
+                implied_successes=implied,
             )
         )
     return out
