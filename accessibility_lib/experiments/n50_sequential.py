@@ -81,6 +81,7 @@ def locate_n50_sequential(
     max_full: int | None = None,
     close_open: int = 2,
     stored=None,
+    refit=None,
 ):
     """Find the 50 % point of a decreasing success curve, spending targets near it.
 
@@ -108,6 +109,9 @@ def locate_n50_sequential(
         stored: optional ``() -> {n: c}``, lengths whose targets 0 … c − 1 are already stored (other searches
             at the same settings): they join the final fit before the open-interval check, so the search
             closes the interval the chapters will fit from every stored outcome.
+        refit: optional ``SigmoidFit -> SigmoidFit`` applied to every fit of the rates (the open-interval check
+            included), e.g. :func:`~accessibility_lib.experiments.passage_bootstrap.widen_for_passages` where
+            targets of one passage are tried at several lengths.
 
     Returns:
         An :class:`~accessibility_lib.experiments.n50_result.N50Search` (``design`` "sequential"); ``trials`` shows how
@@ -216,7 +220,8 @@ def locate_n50_sequential(
         ns = np.array(sorted(seen), dtype=np.float64)
         rs = np.array([seen[int(x)][0] for x in ns])
         ts = np.array([seen[int(x)][1] for x in ns], dtype=np.float64)
-        return ns, rs, ts, fit_sigmoid(ns, rs, ts, seed=seed, n_min=n_min)
+        fit_ = fit_sigmoid(ns, rs, ts, seed=seed, n_min=n_min)
+        return ns, rs, ts, (fit_ if refit is None else refit(fit_))
 
     for k, c in sorted((stored or dict)().items()):  # outcomes of other searches at these settings: free, and fitted
         if c >= 1 and (k not in seen or seen[k][1] < min(c, n_trials)):
