@@ -135,3 +135,28 @@ def build_book(work: Path, *, timeout: int = 600, env: dict | None = None):
         text=True,
         timeout=timeout,
     )
+
+
+@pytest.fixture(scope="session")
+def make_tiny_neox():
+    """Factory of tiny random GPT-NeoX handles built from a config (no download): ``make_tiny_neox(seed=0)``."""
+
+    def make(seed: int = 0, vocab: int = 64, d: int = 32, ctx: int = 64):
+        import torch
+        import transformers
+
+        from accessibility_lib.models.handle import wrap_model
+
+        torch.manual_seed(seed)
+        cfg = transformers.GPTNeoXConfig(
+            vocab_size=vocab,
+            hidden_size=d,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=4 * d,
+            max_position_embeddings=ctx,
+            initializer_range=0.3,  # large init: outputs far from uniform
+        )
+        return wrap_model(transformers.GPTNeoXForCausalLM(cfg), verify=False)
+
+    return make

@@ -8,33 +8,17 @@ from __future__ import annotations
 
 import pytest
 import torch
-import transformers
 
 from accessibility_lib.experiments.cramming import cram
 from accessibility_lib.experiments.prefix_closure import close_under_prefixes
-from accessibility_lib.models.handle import wrap_model
 from accessibility_lib.runs import cramming_summary as CS
 
 torch.set_num_threads(1)
 
 
-def _tiny(seed=0, vocab=64, d=32, ctx=64):
-    torch.manual_seed(seed)
-    cfg = transformers.GPTNeoXConfig(
-        vocab_size=vocab,
-        hidden_size=d,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=4 * d,
-        max_position_embeddings=ctx,
-        initializer_range=0.3,
-    )
-    return wrap_model(transformers.GPTNeoXForCausalLM(cfg), verify=False)
-
-
 @pytest.mark.parametrize("n_given", [0, 1])
-def test_a_prompt_crammed_for_a_target_forces_each_of_its_prefixes(n_given):
-    tiny = _tiny()
+def test_a_prompt_crammed_for_a_target_forces_each_of_its_prefixes(n_given, make_tiny_neox):
+    tiny = make_tiny_neox()
     g = torch.Generator().manual_seed(3)
     target = torch.randint(0, 64, (5,), generator=g).tolist()
     res = cram(tiny, [target], 4, seed=0, max_steps=300, lr=0.05, patience=300, n_given=n_given)
