@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-import transformers
 
 from accessibility_lib.experiments.cramming import cram
 from accessibility_lib.experiments.fitting import logistic
@@ -17,30 +16,15 @@ from accessibility_lib.experiments.n50 import find_n50
 from accessibility_lib.experiments.n50_bisect import locate_n50
 from accessibility_lib.ground.results import ResultStore
 from accessibility_lib.models.decoding import greedy_decode, recompute_argmax
-from accessibility_lib.models.handle import wrap_model
 
 torch.set_num_threads(1)  # tiny models: threads only add overhead on a shared 2-core machine
 
 FAST = dict(max_steps=150, lr=0.05, patience=60)
 
 
-def _tiny(seed=0, vocab=64, d=32, ctx=64):
-    torch.manual_seed(seed)
-    cfg = transformers.GPTNeoXConfig(
-        vocab_size=vocab,
-        hidden_size=d,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=4 * d,
-        max_position_embeddings=ctx,
-        initializer_range=0.3,  # large init: outputs far from uniform
-    )
-    return wrap_model(transformers.GPTNeoXForCausalLM(cfg), verify=False)
-
-
 @pytest.fixture(scope="module")
-def tiny():
-    return _tiny()
+def tiny(make_tiny_neox):
+    return make_tiny_neox()
 
 
 def _rand_targets(lengths, vocab=64, seed=1):
@@ -139,8 +123,8 @@ def test_divergence_restarts_from_fresh_seed_and_is_reported(tiny):
     assert res.restarts[0] == 2 and res.diverged[0] and not res.success[0]
 
 
-def test_fp16_model_is_refused():
-    h = _tiny()
+def test_fp16_model_is_refused(make_tiny_neox):
+    h = make_tiny_neox()
     h.model.half()
     with pytest.raises(ValueError, match="float16"):
         cram(h, [[1, 2]], 1, max_steps=1)
