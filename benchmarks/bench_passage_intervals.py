@@ -1,9 +1,11 @@
 """Coverage of n50 intervals when natural-text outcomes share passages, measured on simulated passages.
 
 Natural-text targets of one passage at several lengths are prefixes of one another, so a passage that crams
-at one length tends to cram at the next. The simulation gives each passage a horizon (logistic around the true
-n50 = 20 tokens, scale 3 tokens): it crams every length up to its horizon and none beyond, and, with
-``noise``, each outcome is flipped with that probability (an optimiser that sometimes fails or gets lucky).
+at one length tends to cram at the next. The simulation gives each passage a horizon (logistic, scale 3
+tokens): it can be crammed at every length up to its horizon and at none beyond, and with ``noise`` the
+optimiser misses each length within the horizon with that probability (it never succeeds beyond). The
+horizons are centred so that the success rate (1 − noise)·P(horizon ≥ n) crosses ½ at the true n50 = 20
+tokens, the n50 every interval here estimates.
 Two ways of trying lengths are measured, each on ``--reps`` simulated experiments:
 
 - **grid**: every passage at every length of a fixed grid (17 lengths, as the paper's curves), with
@@ -13,9 +15,11 @@ Two ways of trying lengths are measured, each on ``--reps`` simulated experiment
   drawn afresh per length: what an adaptive choice of lengths alone does to the coverage).
 
 For each it reports how often the 95 % interval covers the true n50, and its median width: the profile-likelihood
-interval (every outcome counted as independent) and the interval widened for shared passages
-(``passage_bootstrap.widen_for_passages``, what the book prints for natural text), plus how often the widened
-one is open at an end. Writes JSON (``--json``) for chapter 3.
+interval (every outcome counted as independent), the interval widened by a passage design effect
+(``passage_bootstrap.widen_for_passages``) and the passage-horizon profile interval
+(``passage_horizons.with_horizon_interval``, what the book prints for natural text), each with how often it
+is open at an end. Under the search each interval is the one of a search that used it for its own decisions
+(where to extend an open interval), as the book's search does. Writes JSON (``--json``) for chapter 3.
 
 Usage::
 
@@ -35,6 +39,7 @@ from tqdm import tqdm
 from accessibility_lib.experiments.fitting import fit_sigmoid
 from accessibility_lib.experiments.n50_sequential import locate_n50_sequential
 from accessibility_lib.experiments.passage_bootstrap import widen_for_passages
+from accessibility_lib.experiments.passage_horizons import with_horizon_interval
 from accessibility_lib.ground import provenance
 
 TRUE_N50, SCALE = 20.0, 3.0
@@ -43,18 +48,23 @@ GRID = list(range(12, 29))
 
 def _outcome_fn(rng, n_pass: int, shared: bool, noise: float):
     """(n, i) -> success, memoised: passage i's horizon (one per passage if shared, else one per length)."""
-    horizon = TRUE_N50 + SCALE * rng.logistic(size=n_pass)
+    centre = TRUE_N50 - SCALE * np.log1p(-2.0 * noise)  # (1 − noise)·P(h ≥ n) = ½ at n = TRUE_N50
+    horizon = centre + SCALE * rng.logistic(size=n_pass)
     fresh: dict[int, np.ndarray] = {}
     memo: dict[tuple[int, int], bool] = {}
 
     def outcome(n: int, i: int) -> bool:
         if (n, i) not in memo:
-            h = horizon if shared else fresh.setdefault(n, TRUE_N50 + SCALE * rng.logistic(size=n_pass))
-            ok = bool(n <= h[i])
-            memo[n, i] = (not ok) if noise and rng.random() < noise else ok
+            h = horizon if shared else fresh.setdefault(n, centre + SCALE * rng.logistic(size=n_pass))
+            memo[n, i] = bool(n <= h[i]) and not (noise and rng.random() < noise)  # a miss within the horizon
         return memo[n, i]
 
     return outcome, memo
+
+
+def _target_id(n: int, i: int, shared: bool) -> int:
+    """The passage an outcome belongs to: passage i at every length if shared, else a new one per length."""
+    return i if shared else 10_000 * n + i
 
 
 def _grid(seed: int, shared: bool, noise: float, n_pass: int = 20):
@@ -62,11 +72,12 @@ def _grid(seed: int, shared: bool, noise: float, n_pass: int = 20):
     outcome, memo = _outcome_fn(rng, n_pass, shared, noise)
     rates = np.array([np.mean([outcome(n, i) for i in range(n_pass)]) for n in GRID])
     fit = fit_sigmoid(np.array(GRID, dtype=float), rates, np.full(len(GRID), float(n_pass)))
-    rows = [{"n": n, "target": i, "success": s} for (n, i), s in memo.items()]
-    return fit, (widen_for_passages(fit, rows, n_boot=200, seed=seed) if fit.ok else fit)
+    rows = [{"n": n, "target": _target_id(n, i, shared), "success": s} for (n, i), s in memo.items()]
+    return fit, widen_for_passages(fit, rows, n_boot=200, seed=seed), with_horizon_interval(fit, rows)
 
 
 def _search(seed: int, noise: float, n_pass: int, shared: bool = True):
+    """The three searches of one simulated experiment (same passages, same flips): profile, widened, horizons."""
     rng = np.random.default_rng(seed)
     outcome, memo = _outcome_fn(rng, n_pass, shared, noise)
 
@@ -74,30 +85,29 @@ def _search(seed: int, noise: float, n_pass: int, shared: bool = True):
         return float(np.mean([outcome(n, i) for i in range(count)])), count, 0
 
     def rows():
-        return [{"n": n, "target": i, "success": s} for (n, i), s in memo.items()]
+        return [{"n": n, "target": _target_id(n, i, shared), "success": s} for (n, i), s in memo.items()]
 
-    plain = locate_n50_sequential(evaluate, TRUE_N50 * 1.25, 4096, n_trials=n_pass)
-    wide = locate_n50_sequential(
-        evaluate, TRUE_N50 * 1.25, 4096, n_trials=n_pass,
-        refit=lambda f: widen_for_passages(f, rows(), n_boot=200, seed=seed),
-    )  # fmt: skip
-    return plain.fit, wide.fit
+    def run(refit=None):
+        return locate_n50_sequential(evaluate, TRUE_N50 * 1.25, 4096, n_trials=n_pass, refit=refit).fit
+
+    return (
+        run(),
+        run(lambda f: widen_for_passages(f, rows(), n_boot=200, seed=seed)),
+        run(lambda f: with_horizon_interval(f, rows())),
+    )
 
 
-def _summary(pairs) -> dict:
-    ok = [(p, w) for p, w in pairs if p.ok and np.all(np.isfinite(p.ci))]
-
-    def cover(f):
-        return float(f.ci[0] <= TRUE_N50 <= f.ci[1])
-
-    return {
-        "fits": len(ok),
-        "profile_coverage": float(np.mean([cover(p) for p, _ in ok])),
-        "profile_median_width": float(np.median([p.ci[1] - p.ci[0] for p, _ in ok])),
-        "widened_coverage": float(np.mean([cover(w) for _, w in ok])),
-        "widened_median_width": float(np.median([w.ci[1] - w.ci[0] for _, w in ok])),
-        "widened_open": float(np.mean([any(w.ci_open) for _, w in ok])),
-    }
+def _summary(triples) -> dict:
+    """Coverage, median width and open share of each interval, over the experiments whose fits all crossed ½."""
+    ok = [t for t in triples if all(f.ok and np.all(np.isfinite(f.ci)) for f in t)]
+    out: dict = {"fits": len(ok)}
+    for j, name in enumerate(("profile", "widened", "horizon")):
+        fits = [t[j] for t in ok]
+        out[f"{name}_coverage"] = float(np.mean([f.ci[0] <= TRUE_N50 <= f.ci[1] for f in fits]))
+        out[f"{name}_median_width"] = float(np.median([f.ci[1] - f.ci[0] for f in fits]))
+        out[f"{name}_open"] = float(np.mean([any(f.ci_open) for f in fits]))
+    out["horizon_extended"] = float(np.mean([f.method.endswith("(extended to the pooled point)") for _, _, f in ok]))
+    return out
 
 
 def main(argv=None) -> int:
@@ -118,14 +128,15 @@ def main(argv=None) -> int:
     ]
     rows = []
     for design, passages, n_targets, noise, run in cases:
-        pairs = [run(seed) for seed in tqdm(range(args.reps), desc=f"{design}, {passages}, {n_targets}, {noise}")]
-        row = {"design": design, "passages": passages, "n_targets": n_targets, "noise": noise, **_summary(pairs)}
+        triples = [run(seed) for seed in tqdm(range(args.reps), desc=f"{design}, {passages}, {n_targets}, {noise}")]
+        row = {"design": design, "passages": passages, "n_targets": n_targets, "noise": noise, **_summary(triples)}
         rows.append(row)
         print(
             f"{design:6s} {passages:11s} {n_targets:2d} targets, noise {noise:.1f}: profile covers "
             f"{100 * row['profile_coverage']:.0f} % (width {row['profile_median_width']:.1f}); widened covers "
             f"{100 * row['widened_coverage']:.0f} % (width {row['widened_median_width']:.1f}, open "
-            f"{100 * row['widened_open']:.0f} %) over {row['fits']} fits",
+            f"{100 * row['widened_open']:.0f} %); horizons cover {100 * row['horizon_coverage']:.0f} % (width "
+            f"{row['horizon_median_width']:.1f}, open {100 * row['horizon_open']:.0f} %) over {row['fits']} fits",
             flush=True,
         )
     if args.json:

@@ -328,10 +328,10 @@ def find_n50(
             for i in range(count)
         )
 
-    def widen(fit):  # natural targets: one passage at several lengths (passage_bootstrap)
-        from accessibility_lib.experiments.passage_bootstrap import widen_for_passages
+    def per_passage(fit):  # natural targets: one passage at several lengths (passage_horizons)
+        from accessibility_lib.experiments.passage_horizons import with_horizon_interval
 
-        return widen_for_passages(fit, list(outcomes.values()), n_min=n_min)
+        return with_horizon_interval(fit, list(outcomes.values()), n_min=n_min)
 
     try:
         if design == "bisect":
@@ -361,7 +361,7 @@ def find_n50(
                 known=known if prefer_stored else None,
                 seed=seed,
                 stored=stored_lengths if prefer_stored and store is not None else None,
-                refit=widen if getattr(source, "kind", None) == "natural" else None,
+                refit=per_passage if getattr(source, "kind", None) == "natural" else None,
             )
     finally:
         if bar is not None:

@@ -110,7 +110,7 @@ def locate_n50_sequential(
             at the same settings): they join the final fit before the open-interval check, so the search
             closes the interval the chapters will fit from every stored outcome.
         refit: optional ``SigmoidFit -> SigmoidFit`` applied to every fit of the rates (the open-interval check
-            included), e.g. :func:`~accessibility_lib.experiments.passage_bootstrap.widen_for_passages` where
+            included), e.g. :func:`~accessibility_lib.experiments.passage_horizons.with_horizon_interval` where
             targets of one passage are tried at several lengths.
 
     Returns:

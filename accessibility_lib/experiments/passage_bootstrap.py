@@ -10,7 +10,8 @@ its coverage on simulated passages; chapter 3 prints the measurement). What is i
 - :func:`passage_bootstrap_n50`: the cluster bootstrap — resample passages with all their outcomes, refit
   n50 (the same bounded binomial MLE), take the percentile interval. Under an adaptive search a resample
   can lose the few passages a length was probed with, so its ends open easily.
-- :func:`widen_for_passages` (what the book prints for natural targets): the profile interval with its
+- :func:`widen_for_passages` (what the book printed for natural targets before
+  :mod:`~accessibility_lib.experiments.passage_horizons`; chapter 3 compares the two): the profile interval with its
   cut-off multiplied by the design effect DE = (bootstrap spread / profile spread)², floored at 1
   (:func:`passage_design_effect`, a robust spread, so a few resamples without a crossing do not dominate);
   an end is open only where that wider profile reaches the edge of the searched range.

@@ -121,7 +121,7 @@ def summarize(artifact: dict, *, prefix_closure: bool = False) -> list[UnitSumma
             paper counts each length on its own (False, the default).
     """
     from accessibility_lib.experiments.n50 import token_steps
-    from accessibility_lib.experiments.passage_bootstrap import widen_for_passages
+    from accessibility_lib.experiments.passage_horizons import with_horizon_interval
     from accessibility_lib.experiments.prefix_closure import close_under_prefixes
 
     art = upgrade(artifact)
@@ -135,7 +135,7 @@ def summarize(artifact: dict, *, prefix_closure: bool = False) -> list[UnitSumma
             u["outcomes"], implied = close_under_prefixes(u["outcomes"])
         lengths, rates, trials, fit = _summary_progressive(u) if progressive else refit_unit(u)
         if fit is not None and u["kind"] == "natural" and not progressive:  # one passage at several lengths
-            fit = widen_for_passages(fit, u["outcomes"], n_min=1 + int(u.get("layout", {}).get("n_given", 0) or 0))
+            fit = with_horizon_interval(fit, u["outcomes"], n_min=1 + int(u.get("layout", {}).get("n_given", 0) or 0))
         fails = [r for r in u["outcomes"] if not progressive and not r["success"]]
         cap = int(u["settings"]["max_steps"])
         n_prefix = len(u.get("layout", {}).get("prefix_ids") or [])
