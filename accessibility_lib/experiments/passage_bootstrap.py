@@ -103,13 +103,9 @@ def _draws(rows: Iterable[dict], *, n_boot: int, n_min: float, seed: int) -> tup
     the number of passages."""
     # the bounded binomial MLE that fit_sigmoid itself runs (same k and n50 bounds), without its profile interval
     from accessibility_lib.experiments.fitting import _fit_once
+    from accessibility_lib.experiments.passage_horizons import outcomes_by_passage
 
-    by_target: dict[int, list[tuple[int, bool]]] = {}
-    for i, r in enumerate(rows):
-        missing = [k for k in ("n", "target", "success") if k not in r]
-        if missing:
-            raise ValueError(f"outcome {i} has no {', '.join(missing)}: each needs 'n', 'target' and 'success'")
-        by_target.setdefault(int(r["target"]), []).append((int(r["n"]), bool(r["success"])))
+    by_target = outcomes_by_passage(rows)
     if len(by_target) < 2:
         raise ValueError(f"the passage bootstrap needs outcomes of at least two passages, got {len(by_target)}")
     lengths = np.array(sorted({n for v in by_target.values() for n, _ in v}), dtype=float)  # (L,)

@@ -47,7 +47,7 @@ from scipy.special import expit, logsumexp
 
 from accessibility_lib.ground.checks import check_real
 
-__all__ = ["HorizonInterval", "horizon_profile_n50", "with_horizon_interval"]
+__all__ = ["HorizonInterval", "horizon_profile_n50", "outcomes_by_passage", "with_horizon_interval"]
 
 _MISS_GRID = np.concatenate([[0.0], np.geomspace(2e-3, 0.45, 12)])  # q
 _N_SCALES = 36  # log-spaced horizon scales s (tokens), after the step limit s → 0
@@ -82,8 +82,12 @@ class HorizonInterval:
     at_grid_edge: bool
 
 
-def _check_rows(rows: Iterable[dict]) -> dict[int, list[tuple[int, bool]]]:
-    """Outcomes by passage: target -> [(n, success)]; ValueError for a row without n/target/success."""
+def outcomes_by_passage(rows: Iterable[dict]) -> dict[int, list[tuple[int, bool]]]:
+    """Per-target outcomes grouped by passage: ``{target: [(n, success), ...]}`` (n in tokens), in row order.
+
+    Raises:
+        ValueError: a row without ``"n"``, ``"target"`` or ``"success"`` (the message names the row and the keys).
+    """
     by: dict[int, list[tuple[int, bool]]] = {}
     for i, r in enumerate(rows):
         missing = [k for k in ("n", "target", "success") if k not in r]
@@ -176,7 +180,7 @@ def horizon_profile_n50(rows: Iterable[dict], *, level: float = 0.95, n_min: flo
     Interval-censored Failure Time Data*, Chapter 2).
     """
     level = check_real("level", level, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
-    by = _check_rows(rows)
+    by = outcomes_by_passage(rows)
     if not by:
         raise ValueError("the horizon likelihood needs at least one outcome with 'n', 'target' and 'success'")
     if len(by) < 2:
@@ -251,7 +255,7 @@ def with_horizon_interval(fit, rows: Iterable[dict], *, n_min: float = 0.0):
     """
     if not fit.ok:
         return fit
-    by = _check_rows(rows)
+    by = outcomes_by_passage(rows)
     if len(by) < 2:
         return fit
     key = (tuple(sorted((n, t, ok) for t, v in by.items() for n, ok in v)), n_min, fit.level)
