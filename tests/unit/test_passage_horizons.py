@@ -117,8 +117,8 @@ def test_a_pooled_point_outside_the_horizon_interval_is_kept_and_the_interval_ex
 
 @pytest.mark.slow
 def test_under_the_adaptive_search_the_horizon_interval_covers():
-    """The book's sequential search on shared passages, the optimiser missing 10 % of the lengths within a
-    horizon: the likelihood does not depend on a design that depends only on outcomes seen, so the horizon
+    """The book's sequential search on shared passages (20 a length), the optimiser missing 10 % of the lengths
+    within a horizon: the likelihood does not depend on a design that depends only on outcomes seen, so the horizon
     interval of the search that uses it covers near its 95 %."""
     cover_h = 0
     reps = 40
@@ -139,12 +139,13 @@ def test_under_the_adaptive_search_the_horizon_interval_covers():
             return [{"n": n, "target": i, "success": s} for (n, i), s in memo.items()]
 
         res = locate_n50_sequential(
-            ev, TRUE_N50 * 1.25, 4096, n_trials=10, refit=lambda f: with_horizon_interval(f, rows())
+            ev, TRUE_N50 * 1.25, 4096, n_trials=20, refit=lambda f: with_horizon_interval(f, rows())
         )
         cover_h += res.fit.ci[0] <= TRUE_N50 <= res.fit.ci[1] and "passage horizons" in res.fit.method
-    # at least 35 of 40: a 95 % interval falls below that with probability 0.014; an 85 % one (what the
-    # pooled profile and the design-effect widening cover under this search) with probability 0.57
-    assert cover_h >= 35
+    # at least 34 of 40 (85 %): an interval covering 94 % (what benchmarks/bench_passage_intervals.py measures for
+    # this setting, 200 experiments) falls below that with probability 0.01; one covering 55 % (the pooled profile
+    # on a grid of shared passages) reaches it with probability 1e-4. The benchmark, not this test, measures the level.
+    assert cover_h >= 34
 
 
 @pytest.mark.parametrize(
