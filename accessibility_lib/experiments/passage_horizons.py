@@ -103,7 +103,7 @@ def _censoring(by: dict[int, list[tuple[int, bool]]]) -> tuple[np.ndarray, ...]:
     Gap j of a passage tried at lengths n_1 < … < n_k is [n_j, n_{j+1}) (n_0 = −∞, n_{k+1} = +∞): a horizon
     there can cram n_1 … n_j and none after. It is possible only if no success lies beyond it; its misses
     are the failures at n_1 … n_j. Returns (P, K) ``lo``, ``hi`` (+∞ for padding gaps of passages with fewer
-    lengths), (P, K) ``misses``, (P, 1) ``successes``, (P, K) ``possible``, and the (L,) lengths tried.
+    lengths), (P, K) ``misses``, (P, 1) ``successes`` and (P, K) ``possible``.
     An outcome repeated at one length counts as a separate draw (a stored outcome listed twice would count twice).
     """
     n_gaps = max(len({n for n, _ in v}) for v in by.values()) + 1
@@ -121,15 +121,14 @@ def _censoring(by: dict[int, list[tuple[int, bool]]]) -> tuple[np.ndarray, ...]:
             lo[p, j], hi[p, j] = cuts[j], cuts[j + 1]
             misses[p, j] = sum(n <= cuts[j] and not ok for n, ok in v)
             possible[p, j] = cuts[j] >= longest
-    lengths = np.array(sorted({n for v in by.values() for n, _ in v}), dtype=float)
-    return lo, hi, misses, successes, possible, lengths
+    return lo, hi, misses, successes, possible
 
 
 class _Profile:
     """NLL(n50) maximised over a grid of horizon scales s and miss probabilities q."""
 
     def __init__(self, by: dict, scales: np.ndarray):
-        lo, hi, misses, successes, possible, self.lengths = _censoring(by)
+        lo, hi, misses, successes, possible = _censoring(by)
         self.lo, self.hi = lo[None, None], hi[None, None]  # (1, 1, P, K)
         with np.errstate(divide="ignore", invalid="ignore"):
             lq = np.log(_MISS_GRID)[:, None, None]
@@ -255,14 +254,13 @@ def with_horizon_interval(fit, rows: Iterable[dict], *, n_min: float = 0.0):
     """
     if not fit.ok:
         return fit
+    rows = list(rows)
     by = outcomes_by_passage(rows)
     if len(by) < 2:
         return fit
     key = (tuple(sorted((n, t, ok) for t, v in by.items() for n, ok in v)), n_min, fit.level)
     if key not in _CACHE:
-        _CACHE[key] = horizon_profile_n50(
-            [{"n": n, "target": t, "success": ok} for t, v in by.items() for n, ok in v], level=fit.level, n_min=n_min
-        )
+        _CACHE[key] = horizon_profile_n50(rows, level=fit.level, n_min=n_min)
     iv = _CACHE[key]
     lo, hi, method = iv.lo, iv.hi, fit.method + ", passage horizons"
     if not lo <= fit.n50 <= hi:
