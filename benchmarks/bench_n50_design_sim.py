@@ -13,6 +13,10 @@ in one run on the same simulated targets:
   (``COLD_START`` at the first m, else the line through the n50s of the smaller m);
 - two variants of it: ``bracket_alpha`` 0.2 (3 targets settle a far length while bracketing) and ``max_full``
   2 (no more pins once two lengths hold every target);
+- the sequential design and its ``bracket_alpha`` variant held to the bisection's precision ("at the
+  bisection's width": ``max_width`` = the width of the bisection's interval on the same simulated model, so
+  the two are compared at identical interval widths, and the coverage says whether stopping on the width
+  keeps the interval honest);
 - and, not a design, the sequential search started at the true n50 ("oracle start"): the most a perfect
   prediction could save.
 
@@ -50,6 +54,9 @@ VARIANTS = {
     "sequential, max_full 2": {"max_full": 2},
     # not a design: started at the true n50, what a perfect prediction could save at best
     "sequential, oracle start": {"oracle": True},
+    # held to the bisection's precision: max_width = the width of the same simulated model's bisection interval
+    "sequential, at the bisection's width": {"matched": True},
+    "sequential, bracket_alpha 0.2, at the bisection's width": {"bracket_alpha": 0.2, "matched": True},
 }
 
 
@@ -122,6 +129,10 @@ def main(argv=None) -> int:
                     for v, kw in VARIANTS.items():
                         kw = dict(kw)
                         start_v = n50 if kw.pop("oracle", False) else pred
+                        if kw.pop("matched", False):
+                            kw["max_width"] = (
+                                old_width[-1] if math.isfinite(old_width[-1]) and old_width[-1] > 0 else None
+                            )
                         new = locate_n50_sequential(ev, start_v, 4096, n_trials=args.n_targets, **kw)
                         o = out[v]
                         o["cost"].append(cost(new))

@@ -10,8 +10,13 @@ started it (12·m natural, 6·m random words, 4·m random tokens, or 0.9·m·n50
 and gives every length all targets; the sequential design starts from its prediction (12·m, 8·m, 4·m
 for m = 1, then the line through the n50s it found) and settles each length's side sequentially.
 
-Prints one line per (kind, m) — both n50s with their 95 % intervals, whether the sequential n50 lies in
-the bisection's interval, both costs and their ratio — and writes them as JSON (``--json``).
+A third search is the sequential design held to the bisection's precision: the same search with
+``max_width`` set to the width of the bisection's interval, so it stops adding targets to the lengths that pin
+the crossing once its own interval is no wider (the comparison "at identical intervals"). Natural-text
+intervals are the passage-horizon intervals in every design.
+
+Prints one line per (kind, m) — the n50s with their 95 % intervals, whether each sequential n50 lies in
+the bisection's interval, the costs and their ratios — and writes them as JSON (``--json``).
 
 Usage::
 
@@ -58,6 +63,7 @@ def _write(path: str | None, rows: list, argv, threads: int, final: bool) -> tup
     """Write the rows so far (after every (kind, m), so a killed benchmark keeps what it measured)."""
     total_old = sum(r["bisect"]["token_steps"] for r in rows)
     total_new = sum(r["sequential"]["token_steps"] for r in rows)
+    matched = [r for r in rows if r.get("matched")]
     if path:
         out = {
             "rows": rows,
@@ -67,6 +73,12 @@ def _write(path: str | None, rows: list, argv, threads: int, final: bool) -> tup
             "machine": provenance.machine_text(threads),
             "date": provenance.now_utc(),
             "ratio_total": total_old / max(total_new, 1),
+            "ratio_total_matched": (
+                sum(r["bisect"]["token_steps"] for r in matched)
+                / max(sum(r["matched"]["token_steps"] for r in matched), 1)
+                if matched
+                else None
+            ),
         }
         Path(path).write_text(json.dumps(out, indent=1) + "\n")
     return total_old, total_new
@@ -125,6 +137,20 @@ def main(argv=None) -> int:
                 if r.fit.ok:
                     d[m] = r.n50
             inside = bool(old.fit.ok and new.fit.ok and old.fit.ci[0] <= new.n50 <= old.fit.ci[1])
+            width = float(old.fit.ci[1] - old.fit.ci[0]) if old.fit.ok and not any(old.fit.ci_open) else None
+            same = None
+            if width is not None:  # the sequential search held to the bisection's interval width
+                t0 = time.time()
+                same = run_cramming_unit(
+                    handle,
+                    unit,
+                    store,
+                    model_name=args.model,
+                    n_pred=pred,
+                    prefer_stored=args.prefer_stored,
+                    max_width=width,
+                )
+                t_same = time.time() - t0
             row = {
                 "model": args.model,
                 "prefer_stored": bool(args.prefer_stored),
@@ -135,12 +161,27 @@ def main(argv=None) -> int:
                 "sequential": {**_row(new), "start": round(pred, 2), "seconds": round(t_new, 1)},
                 "ratio": old.token_steps / max(new.token_steps, 1),
                 "sequential_n50_inside_bisect_interval": inside,
+                "matched": None
+                if same is None
+                else {
+                    **_row(same),
+                    "max_width": round(width, 3),
+                    "seconds": round(t_same, 1),
+                    "ratio": old.token_steps / max(same.token_steps, 1),
+                    "n50_inside_bisect_interval": bool(same.fit.ok and old.fit.ci[0] <= same.n50 <= old.fit.ci[1]),
+                },
             }
             rows.append(row)
             print(
                 f"{args.model} {kind} m={m}: bisect n50 {old.fit.describe()} ({old.token_steps:,} token-steps), "
                 f"sequential {new.fit.describe()} ({new.token_steps:,}); ratio {row['ratio']:.2f}, "
-                f"inside: {inside}",
+                f"inside: {inside}"
+                + (
+                    ""
+                    if same is None
+                    else f"; at the bisection's width {width:.1f}: {same.fit.describe()} ({same.token_steps:,}), "
+                    f"ratio {row['matched']['ratio']:.2f}, inside: {row['matched']['n50_inside_bisect_interval']}"
+                ),
                 flush=True,
             )
             _write(args.json, rows, argv, args.threads, final=False)
@@ -148,6 +189,13 @@ def main(argv=None) -> int:
     print(
         f"total: bisect {total_old:,} token-steps, sequential {total_new:,}: ratio {total_old / max(total_new, 1):.2f}"
     )
+    matched = [r for r in rows if r["matched"]]
+    if matched:
+        b, q = sum(r["bisect"]["token_steps"] for r in matched), sum(r["matched"]["token_steps"] for r in matched)
+        print(
+            f"at the bisection's widths ({len(matched)} of {len(rows)} searches): bisect {b:,}, sequential {q:,}: "
+            f"ratio {b / max(q, 1):.2f}"
+        )
     return 0
 
 

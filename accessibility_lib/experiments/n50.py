@@ -131,6 +131,7 @@ def find_n50(
     growth: float = 1.5,
     nested_budgets: tuple[int, ...] = (),
     prefer_stored: bool = True,
+    max_width: float | None = None,
     **cram_kwargs,
 ) -> N50Search:
     """Locate n50(m) for one model, target source and prompt length, resumably.
@@ -164,6 +165,8 @@ def find_n50(
             lengths as it would on an empty store — stored outcomes still answer its look-ups (nothing is
             crammed twice), they only no longer steer it (``benchmarks/bench_n50_search.py``, so that
             one design's cost does not depend on what another design stored before it).
+        max_width: the "sequential" design's precision target (tokens; None: none): it stops adding targets
+            to the lengths that pin the crossing once the interval is at most this wide.
         seed: target i is crammed from seed + i.
         show_progress: a progress bar over crammed targets.
         should_stop: optional callable; when it returns True before a batch, :class:`StopSearch`
@@ -171,7 +174,10 @@ def find_n50(
         **cram_kwargs: passed to :func:`cram` (max_steps, lr, patience, weight_decay, ...).
 
     Returns:
-        An :class:`N50Search` whose ``outcomes`` hold every per-target record behind its rates.
+        An :class:`N50Search` whose ``outcomes`` hold every per-target record behind its rates. For a
+        natural-text source (one passage tried at several lengths) its fit's interval is the passage-horizon
+        interval (:func:`~accessibility_lib.experiments.passage_horizons.with_horizon_interval`), whichever
+        the design, so two designs' intervals compare like for like.
 
     Raises:
         ValueError: m < 1, n_targets < 1, a source that is not callable, an unknown design, or bad
@@ -347,6 +353,8 @@ def find_n50(
                 n_min=n_min,
                 known=known if prefer_stored else None,
             )
+            if getattr(source, "kind", None) == "natural":  # the same interval as the sequential design's
+                res.fit = per_passage(res.fit)
         else:
             res = locate_n50_sequential(
                 evaluate,
@@ -362,6 +370,7 @@ def find_n50(
                 seed=seed,
                 stored=stored_lengths if prefer_stored and store is not None else None,
                 refit=per_passage if getattr(source, "kind", None) == "natural" else None,
+                max_width=max_width,
             )
     finally:
         if bar is not None:

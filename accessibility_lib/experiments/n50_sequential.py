@@ -82,6 +82,7 @@ def locate_n50_sequential(
     close_open: int = 2,
     stored=None,
     refit=None,
+    max_width: float | None = None,
 ):
     """Find the 50 % point of a decreasing success curve, spending targets near it.
 
@@ -112,13 +113,17 @@ def locate_n50_sequential(
         refit: optional ``SigmoidFit -> SigmoidFit`` applied to every fit of the rates (the open-interval check
             included), e.g. :func:`~accessibility_lib.experiments.passage_horizons.with_horizon_interval` where
             targets of one passage are tried at several lengths.
+        max_width: optional precision target (tokens): the lengths that pin the crossing get their targets a
+            look of the side test at a time, and the search stops adding targets as soon as the fit of every
+            outcome seen has a closed interval at most this wide (None: every pin gets every target). It
+            lets two designs be compared at the same interval width (``benchmarks/bench_n50_search.py``).
 
     Returns:
         An :class:`~accessibility_lib.experiments.n50_result.N50Search` (``design`` "sequential"); ``trials`` shows how
         many targets each length got.
 
     Raises:
-        ValueError: bad lengths, counts, alpha, bracket_alpha, growth, rel_tol or max_full.
+        ValueError: bad lengths, counts, alpha, bracket_alpha, growth, rel_tol, max_full or max_width.
     """
     from accessibility_lib.experiments.fitting import fit_sigmoid
     from accessibility_lib.experiments.n50_result import N50Search
@@ -133,9 +138,12 @@ def locate_n50_sequential(
     btest = test if bracket_alpha is None else side_test(n_trials, bracket_alpha, None, batch)
     if max_full is not None:
         max_full = check_int("max_full", max_full, minimum=1)
+    if max_width is not None:
+        max_width = check_real("max_width", max_width, minimum=0.0, min_inclusive=False)
     seen: dict[int, tuple[float, int]] = {}  # n -> (rate, targets)
     side: dict[int, str] = {}  # n -> "above" / "below" / "centre"
     counter = {"runs": 0, "cached": 0}
+    memo: dict[tuple, bool] = {}  # seen-state -> narrow()
 
     def ev(k: int, count: int) -> float:
         if k not in seen or seen[k][1] < count:
@@ -144,6 +152,23 @@ def locate_n50_sequential(
             counter["runs"] += r
             counter["cached"] += c
         return seen[k][0]
+
+    def fitted():
+        ns = np.array(sorted(seen), dtype=np.float64)
+        rs = np.array([seen[int(x)][0] for x in ns])
+        ts = np.array([seen[int(x)][1] for x in ns], dtype=np.float64)
+        fit_ = fit_sigmoid(ns, rs, ts, seed=seed, n_min=n_min)
+        return ns, rs, ts, (fit_ if refit is None else refit(fit_))
+
+    def narrow() -> bool:
+        """Whether the precision target is met: the fit of every outcome seen is closed and ≤ max_width wide."""
+        if max_width is None or len(seen) < 2:
+            return False
+        state = tuple(sorted(seen.items()))
+        if state not in memo:
+            f = fitted()[3]
+            memo[state] = bool(f.ok and not any(f.ci_open) and f.ci[1] - f.ci[0] <= max_width)
+        return memo[state]
 
     def decide(k: int, t=None) -> str:
         t = test if t is None else t
@@ -155,6 +180,8 @@ def locate_n50_sequential(
             if d is not None:
                 side[k] = d
                 return d
+            if j < t.looks[-1] and narrow():  # the precision target is met: this length's side no longer matters
+                break
         rate = seen[k][0]
         side[k] = ABOVE if rate > 0.5 else BELOW if rate < 0.5 else "centre"
         return side[k]
@@ -197,7 +224,7 @@ def locate_n50_sequential(
         if lo is None or hi is None:
             break
         centre = None
-        while hi - lo > max(1, int(rel_tol * lo)):
+        while hi - lo > max(1, int(rel_tol * lo)) and not narrow():
             mid = prefer_known((lo + hi) // 2, lo, hi)
             if decide(mid) == "centre":
                 centre = mid  # a rate of exactly 1/2 with every target pins the crossing by itself
@@ -206,22 +233,23 @@ def locate_n50_sequential(
         pins = [x for x in ((centre,) if centre is not None else (lo, hi)) if seen[x][1] < n_trials]
         if not pins or (max_full is not None and sum(c >= n_trials for _, c in seen.values()) >= max_full):
             break
-        for x in pins:
-            rate = ev(x, n_trials)
-            side[x] = ABOVE if rate > 0.5 else BELOW if rate < 0.5 else "centre"
+        if narrow():
+            break
+        for count in (n_trials,) if max_width is None else test.looks:  # a precision target: a look at a time
+            for x in pins:
+                if seen[x][1] < count:
+                    rate = ev(x, count)
+                    side[x] = ABOVE if rate > 0.5 else BELOW if rate < 0.5 else "centre"
+            if count < n_trials and narrow():
+                break
+        if narrow():
+            break
         if bracket()[1] is None:
             extend_up(max(seen))
         if bracket()[0] is None:
             extend_down(min(seen))
         lo, hi = bracket()
     bracketed = lo is not None and hi is not None
-
-    def fitted():
-        ns = np.array(sorted(seen), dtype=np.float64)
-        rs = np.array([seen[int(x)][0] for x in ns])
-        ts = np.array([seen[int(x)][1] for x in ns], dtype=np.float64)
-        fit_ = fit_sigmoid(ns, rs, ts, seed=seed, n_min=n_min)
-        return ns, rs, ts, (fit_ if refit is None else refit(fit_))
 
     for k, c in sorted((stored or dict)().items()):  # outcomes of other searches at these settings: free, and fitted
         if c >= 1 and (k not in seen or seen[k][1] < min(c, n_trials)):

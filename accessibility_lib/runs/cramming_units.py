@@ -278,6 +278,7 @@ def run_cramming_unit(
     should_stop=None,
     show_progress: bool = False,
     prefer_stored: bool = True,
+    max_width: float | None = None,
 ):
     """Run one unit into the store and return its result (the one place a cramming unit is run).
 
@@ -293,6 +294,8 @@ def run_cramming_unit(
         show_progress: a progress bar over crammed targets.
         prefer_stored: fixed-length searches only; False: the search chooses its lengths as on an empty
             store (see :func:`accessibility_lib.experiments.n50.find_n50`).
+        max_width: sequential design only: stop adding targets once the n50 interval is at most this many
+            tokens wide (``benchmarks/bench_n50_search.py`` compares designs at one width); None: off.
 
     Returns:
         For a fixed-length instrument, the :class:`~accessibility_lib.experiments.n50_result.N50Search`; for a progressive
@@ -351,7 +354,7 @@ def run_cramming_unit(
     if unit.design == "bisect":
         kw.update(n_start=max(source.min_length, int(round(0.9 * n_pred))), n_probe=unit.n_targets, n_around=0)
     else:
-        kw.update(n_pred=COLD_START if cold else n_pred)
+        kw.update(n_pred=COLD_START if cold else n_pred, max_width=max_width)
     return find_n50(
         handle,
         source,

@@ -105,6 +105,29 @@ def test_sequential_search_finds_n50_with_fewer_token_steps_than_the_bisection()
     assert np.mean(ratio) > 1.2
 
 
+def test_a_precision_target_stops_the_search_once_its_interval_is_that_wide_and_spends_less():
+    """``max_width``: the search ends with a closed interval no wider than the target, or with every target at
+    the lengths it tried when the target cannot be reached; it never costs more than the search without it,
+    whose decisions it repeats up to the stop."""
+    stopped = 0
+    for rep in range(12):
+        ev, cost = _curve(40.0, 0.2, rep)
+        full = locate_n50_sequential(ev, 12, 4096, n_trials=10)
+        width = 1.5 * (full.fit.ci[1] - full.fit.ci[0])  # a looser precision than the full search reaches
+        held = locate_n50_sequential(ev, 12, 4096, n_trials=10, max_width=width)
+        assert held.fit.ok and not any(held.fit.ci_open)
+        assert held.fit.ci[1] - held.fit.ci[0] <= width + 1e-9
+        assert cost(held) <= cost(full)
+        stopped += cost(held) < cost(full)
+        assert held.fit.ci[0] - 1e-9 <= held.n50 <= held.fit.ci[1] + 1e-9
+    assert stopped >= 6  # the target is looser than the full search's width, so most searches stop early
+    ev, cost = _curve(40.0, 0.2, 0)
+    unreachable = locate_n50_sequential(ev, 12, 4096, n_trials=10, max_width=0.01)
+    assert cost(unreachable) == cost(locate_n50_sequential(ev, 12, 4096, n_trials=10))
+    with pytest.raises(ValueError, match="max_width"):
+        locate_n50_sequential(ev, 12, 4096, n_trials=10, max_width=0.0)
+
+
 def test_a_flat_curve_left_open_by_the_pins_gets_lengths_beyond_them_until_the_interval_closes():
     """Gemma-3-270M, natural text, m = 1 (chapter 3) stopped with rates 0.6 … 0.4 over every length tried and an
     interval open at both ends. With a curve that flat (k = 0.12 per token, exact rates, 20 targets) the
@@ -226,6 +249,29 @@ def test_a_search_that_does_not_prefer_stored_lengths_chooses_as_on_an_empty_sto
     assert strip(beside) == strip(alone) and beside.token_steps == alone.token_steps
     shared = {(r["n"], r["target"]) for r in other.outcomes} & {(r["n"], r["target"]) for r in alone.outcomes}
     assert shared and beside.cached == len(shared) and beside.runs == alone.runs - len(shared)
+
+
+class _Passages:
+    """A natural-text-like source: target i of length n is the first n tokens of passage i (prefix-consistent)."""
+
+    kind = "natural"
+
+    def __call__(self, n, i):
+        return torch.randint(0, 64, (64,), generator=torch.Generator().manual_seed(i)).tolist()[:n]
+
+
+def test_both_designs_give_natural_targets_the_passage_horizon_interval(tmp_path):
+    """Shared passages: the bisection's interval is computed as the sequential design's is (passage horizons), so
+    the search benchmark compares the two like for like."""
+    tiny = _tiny()
+    kw = dict(model_name="tiny", source_name="passages", show_progress=False, **FAST)
+    store = ResultStore(tmp_path / "s")
+    bis = find_n50(tiny, _Passages(), 1, 6, store=store, design="bisect", n_start=3, n_probe=6, n_around=0, **kw)
+    seq = find_n50(tiny, _Passages(), 1, 6, store=store, n_pred=4, **kw)
+    for res in (bis, seq):
+        assert res.fit.ok and "passage horizons" in res.fit.method, res.fit.method
+    plain = find_n50(tiny, _source, 1, 6, store=store, design="bisect", n_start=3, n_probe=6, n_around=0, **kw)
+    assert "passage horizons" not in plain.fit.method
 
 
 def test_find_n50_refuses_an_unknown_design():
