@@ -171,15 +171,15 @@ PLANS = {
     ("smollm2-135m", "table1"): _table1_smollm2,
     # Gemma-3-270M (float32) at m = 1, 2 beside the authors' n50 (17.07 natural, 10.00 random words at m = 1),
     # then m = 1 with the paper's 20 targets (sequential: it reuses the 10-target outcomes and searches on
-    # until the crossing is bracketed — the 10-target natural interval is open above), then m = 3, so that
-    # each slope rests on three n50s
+    # until the crossing is bracketed — the 10-target natural interval is open above), then m = 3 and m = 4, so
+    # that each slope rests on four n50s (with three, the slope's t interval has one degree of freedom)
     ("gemma-3-270m", "table1"): lambda: [
         CrammingUnit(kind, m, design="bisect" if m == 1 else "sequential")
         for m in (1, 2)
         for kind in ("natural", "random_words")
     ]
     + [CrammingUnit(kind, 1, n_targets=20) for kind in ("natural", "random_words")]
-    + [CrammingUnit(kind, 3) for kind in ("random_words", "natural")],
+    + [CrammingUnit(kind, m) for m in (3, 4) for kind in ("random_words", "natural")],
     ("nano", "instruments"): _instruments_nano,
     # a quick plan for tests and demonstrations on the shipped model
     ("nano", "smoke"): lambda: [
