@@ -7,13 +7,15 @@ whether it crammed it or found it. Each design chooses its lengths as it would o
 (``prefer_stored=False``): stored outcomes answer its look-ups but do not steer it, so its cost does not
 depend on which lengths an earlier run or the other design happened to store. The bisection design starts where the first artifacts' runner
 started it (12·m natural, 6·m random words, 4·m random tokens, or 0.9·m·n50(1) when larger), doubles,
-and gives every length all targets; the sequential design starts from its prediction (12·m, 8·m, 4·m
-for m = 1, then the line through the n50s it found) and settles each length's side sequentially.
+and gives every length all targets; the sequential design starts as the runners start it (at the first m
+from ``COLD_START``, climbing from the shortest lengths; then from the line through the n50s it found) and
+settles each length's side sequentially.
 
 A third search is the sequential design held to the bisection's precision: the same search with
-``max_width`` set to the width of the bisection's interval, so it stops adding targets to the lengths that pin
-the crossing once its own interval is no wider (the comparison "at identical intervals"). Natural-text
-intervals are the passage-horizon intervals in every design.
+``max_width`` set to the width of the bisection's interval, so it stops adding targets once its own interval is
+no wider (closed, not extrapolated, steepness below its cap): the comparison at identical interval widths where
+it gets there; where it cannot, it ends as the plain sequential search (``width_reached`` says which).
+Natural-text intervals are the passage-horizon intervals in every design.
 
 Prints one line per (kind, m) — the n50s with their 95 % intervals, whether each sequential n50 lies in
 the bisection's interval, the costs and their ratios — and writes them as JSON (``--json``).
@@ -166,6 +168,7 @@ def main(argv=None) -> int:
                 else {
                     **_row(same),
                     "max_width": round(width, 3),
+                    "width_reached": bool(same.fit.ok and same.fit.ci[1] - same.fit.ci[0] <= width),
                     "seconds": round(t_same, 1),
                     "ratio": old.token_steps / max(same.token_steps, 1),
                     "n50_inside_bisect_interval": bool(same.fit.ok and old.fit.ci[0] <= same.n50 <= old.fit.ci[1]),

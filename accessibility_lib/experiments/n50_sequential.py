@@ -115,8 +115,11 @@ def locate_n50_sequential(
             targets of one passage are tried at several lengths.
         max_width: optional precision target (tokens): the lengths that pin the crossing get their targets a
             look of the side test at a time, and the search stops adding targets as soon as the fit of every
-            outcome seen has a closed interval at most this wide (None: every pin gets every target). It
-            lets two designs be compared at the same interval width (``benchmarks/bench_n50_search.py``).
+            outcome seen has a closed interval at most this wide, with both ends within the lengths tried and
+            the steepness below its cap (None: every pin gets every target). A side test cut short by it takes
+            the side of its rate so far, so the test's error level no longer holds there; stopping on a width
+            is itself an optional-stopping rule, whose effect on coverage ``benchmarks/bench_n50_design_sim.py``
+            measures. It lets two designs be compared at one interval width (``benchmarks/bench_n50_search.py``).
 
     Returns:
         An :class:`~accessibility_lib.experiments.n50_result.N50Search` (``design`` "sequential"); ``trials`` shows how
@@ -161,13 +164,22 @@ def locate_n50_sequential(
         return ns, rs, ts, (fit_ if refit is None else refit(fit_))
 
     def narrow() -> bool:
-        """Whether the precision target is met: the fit of every outcome seen is closed and ≤ max_width wide."""
+        """Whether the precision target is met: the fit of every outcome seen is closed, ≤ max_width wide, has
+        both ends within the lengths tried (not extrapolated) and a steepness below its cap (an interval that
+        one length alone places is not a measured width)."""
         if max_width is None or len(seen) < 2:
             return False
         state = tuple(sorted(seen.items()))
         if state not in memo:
-            f = fitted()[3]
-            memo[state] = bool(f.ok and not any(f.ci_open) and f.ci[1] - f.ci[0] <= max_width)
+            ns, _, _, f = fitted()
+            memo[state] = bool(
+                f.ok
+                and not any(f.ci_open)
+                and f.capped_at is None
+                and ns.min() <= f.ci[0]
+                and f.ci[1] <= ns.max()
+                and f.ci[1] - f.ci[0] <= max_width
+            )
         return memo[state]
 
     def decide(k: int, t=None) -> str:
