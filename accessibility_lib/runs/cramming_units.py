@@ -116,7 +116,8 @@ def _table1_smollm2() -> list[CrammingUnit]:
     """SmolLM2-135M in float32, no patience (so the budget curve nests), in the order the units run:
     the slopes first (m = 1, 2, 3), then uniform tokens, the instruments and the budget curve at m = 1
     (the 1,200-step run continues the 600-step run's capped failures), m = 4, 20 targets at m = 1, the
-    random-words budget curve (600 steps at m = 1), and 20 targets at m = 2."""
+    random-words budget curve (600 steps at m = 1), 20 targets at m = 2; then natural text at 600 steps for
+    m = 2 and 3, which says whether a larger budget moves every n50 alike (the slope at 600 steps)."""
     base = dict(patience=None)
     return [
         CrammingUnit("natural", 1, **base),
@@ -138,6 +139,8 @@ def _table1_smollm2() -> list[CrammingUnit]:
         CrammingUnit("random_words", 1, max_steps=600, **base),
         CrammingUnit("natural", 2, n_targets=20, **base),
         CrammingUnit("random_words", 2, n_targets=20, **base),
+        CrammingUnit("natural", 2, max_steps=600, **base),
+        CrammingUnit("natural", 3, max_steps=600, **base),
     ]
 
 
