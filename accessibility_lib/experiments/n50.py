@@ -166,7 +166,8 @@ def find_n50(
             crammed twice), they only no longer steer it (``benchmarks/bench_n50_search.py``, so that
             one design's cost does not depend on what another design stored before it).
         max_width: the "sequential" design's precision target (tokens; None: none): it stops adding targets
-            to the lengths that pin the crossing once the interval is at most this wide.
+            once the interval is a measured width at most this wide (see
+            :func:`~accessibility_lib.experiments.n50_sequential.locate_n50_sequential`).
         seed: target i is crammed from seed + i.
         show_progress: a progress bar over crammed targets.
         should_stop: optional callable; when it returns True before a batch, :class:`StopSearch`
