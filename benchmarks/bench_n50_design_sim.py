@@ -41,6 +41,7 @@ import numpy as np
 
 from accessibility_lib.experiments.fitting import logistic
 from accessibility_lib.experiments.n50_bisect import locate_n50
+from accessibility_lib.experiments.n50_bound import success_step_fit
 from accessibility_lib.experiments.n50_sequential import locate_n50_sequential, predict_n50
 from accessibility_lib.ground import provenance
 from accessibility_lib.runs import cramming_artifacts as CA
@@ -63,11 +64,7 @@ VARIANTS = {
 def step_model(art: dict, uid: str, n50: float) -> tuple[float, float, np.ndarray]:
     """(a, b, residuals): a success's steps / budget ≈ a + b·n/n50 on the unit's own successes, and the residuals."""
     unit = next(u for u in art["units"] if u["uid"] == uid)
-    budget = float(unit["max_steps"])
-    pts = [(r["n"] / n50, r["steps"] / budget) for r in unit["outcomes"] if r.get("success")]
-    x, y = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
-    b, a = np.polyfit(x, y, 1) if len(pts) >= 3 else (0.0, float(np.mean(y)) if pts else 0.5)
-    return float(a), float(b), y - (a + b * x)
+    return success_step_fit(unit["outcomes"], n50, int(unit["max_steps"]))
 
 
 def simulated(n50, k, steps, m, seed, budget=BASE_STEPS):
