@@ -80,7 +80,9 @@ def main(argv=None) -> int:
             "best_n": b.best_n,
             "best_n_over_n50": b.best_n / n50,
             "bound_targets": b.targets,
-            "max_saving": {w: r["bisect_token_steps"] / bound(r["bisect_median_width"], w).token_steps for w in WINDOWS},
+            "max_saving": {
+                w: r["bisect_token_steps"] / bound(r["bisect_median_width"], w).token_steps for w in WINDOWS
+            },
             "bisect_efficiency": b.token_steps / r["bisect_token_steps"],
             "designs": {},
         }
