@@ -10,6 +10,8 @@ every target, the asymptotic interval), and from it
 
 - ``max_saving``: the bisection's mean token-steps ÷ the bound, the largest saving any design could show at the
   bisection's width (for each ``p_window``: the success rates whose lengths may carry the information);
+- ``max_saving_failures_stopped_at_a_third``: the same with every failure given up after a third of the budget and
+  no success lost, the most a design and a trial-stopping rule together could save;
 - for each simulated design, its saving beside ``max_saving``, and its ``efficiency``: the bound at the
   design's own median width ÷ its mean token-steps (1 would be a perfect design; a value above 1 would mean the
   asymptotic bound fails at these sample sizes, and is reported, not hidden).
@@ -84,6 +86,12 @@ def main(argv=None) -> int:
                 w: r["bisect_token_steps"] / bound(r["bisect_median_width"], w).token_steps for w in WINDOWS
             },
             "bisect_efficiency": b.token_steps / r["bisect_token_steps"],
+            # the most a design *and* a trial that gives every failure up at a third of the budget (losing no
+            # success) could save: the bound with failures costing a third
+            "max_saving_failures_stopped_at_a_third": r["bisect_token_steps"]
+            / min_search_token_steps(
+                r["bisect_median_width"], n50, k, m, budget, share, p_window=WINDOWS[MAIN_WINDOW], failure_share=1 / 3
+            ).token_steps,
             "designs": {},
         }
         for v, d in r["designs"].items():

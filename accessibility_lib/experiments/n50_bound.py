@@ -78,22 +78,29 @@ def target_information(n, n50: float, steepness: float) -> np.ndarray:
     return steepness**2 * p * (1.0 - p)
 
 
-def target_token_steps(n, m: int, n50: float, steepness: float, budget: int, success_share) -> np.ndarray:
-    """Expected forward+backward token-steps of one target at length n: (m + n − 1)·budget·(p·f(n) + 1 − p).
+def target_token_steps(
+    n, m: int, n50: float, steepness: float, budget: int, success_share, failure_share: float = 1.0
+) -> np.ndarray:
+    """Expected forward+backward token-steps of one target at length n: (m + n − 1)·budget·(p·f(n) + (1 − p)·g).
 
     Args:
         n: lengths (tokens), any shape. m: prompt length (soft vectors). budget: the step cap a failure runs to.
         success_share: f(n), the share of the budget a success uses: a number in (0, 1] or a callable of n.
+        failure_share: g, the share a failure uses (1: it runs to the cap; less: a rule that gives it up early).
 
     Returns:
         Token-steps, same shape as ``n``.
+
+    Raises:
+        ValueError: a share outside (0, 1].
     """
     n = np.asarray(n, dtype=np.float64)
     p = logistic(n, n50, steepness)
     f = np.asarray(success_share(n) if callable(success_share) else success_share, dtype=np.float64)
     if np.any(~np.isfinite(f)) or np.any(f <= 0) or np.any(f > 1):
         raise ValueError(f"success_share must lie in (0, 1] (a share of the step budget), got {f!r}")
-    return (m + n - 1.0) * budget * (p * f + 1.0 - p)
+    g = check_real("failure_share", failure_share, minimum=0.0, maximum=1.0, min_inclusive=False)
+    return (m + n - 1.0) * budget * (p * f + (1.0 - p) * g)
 
 
 def min_search_token_steps(
@@ -106,6 +113,7 @@ def min_search_token_steps(
     *,
     p_window: tuple[float, float] = (0.1, 0.9),
     level: float = 0.95,
+    failure_share: float = 1.0,
 ) -> SearchCostBound:
     """The fewest token-steps any n50 search pays for a ``level`` interval ``width`` tokens wide (module docstring).
 
@@ -116,13 +124,15 @@ def min_search_token_steps(
         success_share: the share of the budget a success uses, a number or a callable of n (module docstring).
         p_window: (lo, hi), the success rates whose lengths may carry the information; lo < ½ < hi.
         level: the interval's coverage, in (0, 1).
+        failure_share: the share of the budget a failure uses (1: to the cap; less: the bound for a trial that
+            gives failures up early and never loses a success, the most such a rule could add).
 
     Returns:
         A :class:`SearchCostBound`.
 
     Raises:
         ValueError: a width, n50, steepness, m, budget or level out of range, a window that does not contain ½,
-            or a success share outside (0, 1].
+            or a success or failure share outside (0, 1].
     """
     width = check_real("width", width, minimum=0.0, min_inclusive=False)
     n50 = check_real("n50", n50, minimum=0.0, min_inclusive=False)
@@ -143,7 +153,8 @@ def min_search_token_steps(
     n = n[(p >= lo) & (p <= hi)]
     if n.size == 0:  # a steep curve whose window holds no integer length: the nearest integers to n50
         n = np.unique(np.clip([np.floor(n50), np.ceil(n50)], 1, None)).astype(int)
-    rate = target_information(n, n50, steepness) / target_token_steps(n, m, n50, steepness, budget, success_share)
+    cost = target_token_steps(n, m, n50, steepness, budget, success_share, failure_share)
+    rate = target_information(n, n50, steepness) / cost
     best = int(np.argmax(rate))
     need = (2.0 * float(stats.norm.ppf(0.5 + level / 2.0)) / width) ** 2
     return SearchCostBound(

@@ -40,6 +40,13 @@ def test_cheap_successes_pull_the_best_length_below_n50_and_lower_the_bound():
     assert cheap.token_steps < full.token_steps
 
 
+def test_giving_failures_up_early_lowers_the_bound_and_moves_the_best_length_up():
+    full = min_search_token_steps(3.0, 40.0, 0.3, 2, 300, 0.3)
+    third = min_search_token_steps(3.0, 40.0, 0.3, 2, 300, 0.3, failure_share=1 / 3)
+    assert third.token_steps < full.token_steps
+    assert third.best_n >= full.best_n
+
+
 def test_the_bound_scales_as_one_over_width_squared_and_grows_with_level():
     a = min_search_token_steps(2.0, 20.0, 0.4, 1, 300, 0.5)
     b = min_search_token_steps(4.0, 20.0, 0.4, 1, 300, 0.5)
@@ -101,6 +108,7 @@ def test_success_share_follows_the_units_own_successes():
         ({"p_window": (0.6, 0.9)}, "p_window must contain"),
         ({"success_share": 0.0}, "success_share"),
         ({"success_share": 1.5}, "success_share"),
+        ({"failure_share": 0.0}, "failure_share"),
     ],
 )
 def test_bad_input_is_named(kwargs, message):
