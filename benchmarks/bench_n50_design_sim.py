@@ -5,7 +5,8 @@ one draw: whether a design saves 3× or 1.4× there depends on where its lengths
 repeats each search on ``--reps`` simulated models whose success curve and step counts are calibrated to a
 stored unit (its fitted n50 and steepness; the steps a success took as a fraction of the budget, against n/n50,
 fitted on the unit's own successes), so each design's cost, bias and interval coverage are averages, measured
-in one run on the same simulated targets:
+in one run on the same simulated targets (widths as the median over the searches whose fit closed, and as the
+effective width ``(mean 1/w²)^(−1/2)`` with a failed fit counting as no precision, with the share of failed fits):
 
 - **bisect**: the first artifacts' design (``n50_bisect.locate_n50``: fixed start 12·m natural, 6·m random words,
   or 0.9·m·n50(1); doubling; every target at every length);
@@ -65,6 +66,17 @@ def step_model(art: dict, uid: str, n50: float) -> tuple[float, float, np.ndarra
     """(a, b, residuals): a success's steps / budget ≈ a + b·n/n50 on the unit's own successes, and the residuals."""
     unit = next(u for u in art["units"] if u["uid"] == uid)
     return success_step_fit(unit["outcomes"], n50, int(unit["max_steps"]))
+
+
+def effective_width(widths) -> float | None:
+    """(mean of 1/w²)^(−1/2) over searches, a failed fit (NaN) counting as no precision (1/w² = 0); None if all failed.
+
+    The width a bound on the expected precision speaks of (``bench_n50_design_bound.py``): the asymptotic interval
+    is 2z/√(information), so the mean of 1/w² is the mean information up to (2z)².
+    """
+    w = np.asarray(widths, dtype=float)
+    inv = np.where(np.isfinite(w) & (w > 0), 1.0 / np.where(w > 0, w, 1.0) ** 2, 0.0)
+    return float(1.0 / math.sqrt(inv.mean())) if inv.mean() > 0 else None
 
 
 def simulated(n50, k, steps, m, seed, budget=BASE_STEPS):
@@ -154,6 +166,8 @@ def main(argv=None) -> int:
                     "bisect_token_steps": float(np.mean(old_cost)),
                     "bisect_coverage": float(np.mean(old_cover)),
                     "bisect_median_width": float(np.nanmedian(old_width)),
+                    "bisect_effective_width": effective_width(old_width),
+                    "bisect_failed_fit_share": float(np.mean(np.isnan(old_width))),
                     "designs": {},
                 }
                 print(
@@ -170,6 +184,8 @@ def main(argv=None) -> int:
                         "rmse": float(np.sqrt(np.nanmean(err**2))),
                         "coverage": float(np.mean(o["cover"])),
                         "median_width": float(np.nanmedian(o["width"])),
+                        "effective_width": effective_width(o["width"]),
+                        "failed_fit_share": float(np.mean(np.isnan(o["width"]))),
                         "width_reached": float(np.mean(o["reached"])) if o["reached"] else None,
                     }
                     row["designs"][v] = d
