@@ -1,44 +1,59 @@
 """How cheap can any n50 search be? A Fisher-information lower bound on the token-steps for a given interval width.
 
 A search design (bisection, sequential, or any other) chooses lengths n and crams one new target at each
-choice; the fit then gives n50 an interval. Whatever the design, each target at length n carries at most
+choice; the fit estimates n50 and the steepness k of the logistic p(n) = 1 / (1 + exp(k·(n − n50))) and gives
+n50 an interval. One target at length n carries the Fisher information
 
-    I(n) = k² · p(n) · (1 − p(n))        (per token², p the logistic success rate, k its steepness)
+    I(n) = p(1 − p) · v vᵀ,   v = (k, −(n − n50))        (about (n50, k); p = p(n))
 
-of Fisher information about n50 — at most, because this is the information *with the steepness k known*;
-a fit that also estimates k gets less — and costs on average
+and costs on average
 
-    c(n) = (m + n − 1) · budget · (p(n) · f(n) + 1 − p(n))        (token-steps)
+    c(n) = (m + n − 1) · B · (p · f(n) + (1 − p) · g)        (token-steps)
 
-where f(n) is the share of the step budget a success uses and a failure runs to the cap. Asymptotically a
-95 % interval is 2·z / √(Σ I) wide (z = 1.96; the profile-likelihood interval the fit reports has the same
-width to first order), so an interval of width w needs Σ I ≥ (2z/w)², and no design pays less than
+where B is the step budget, f(n) the share of it a success uses and g the share a failure uses (1: it runs to
+the cap). A design that spends the share ξ(n) of its C token-steps at length n gathers C · Σ ξ(n) I(n) / c(n),
+and asymptotically the 95 % interval of n50 is 2z·√(e₁ᵀ M⁻¹ e₁ / C) wide (z = 1.96, M = Σ ξ I / c, e₁ the n50
+axis; the profile-likelihood interval the fit reports has this width to first order). The cheapest design for
+a width w is the cost-weighted c-optimal design, and by Elfving's theorem min_ξ e₁ᵀ M⁻¹ e₁ = 1 / t², with t the
+largest number for which t·e₁ lies in the convex hull of the points ±√(p(1 − p)/c(n)) · v(n). So no design pays
+less than
 
-    (2z / w)² / max_n I(n) / c(n)        token-steps                                       (the bound)
+    C ≥ (2z / w)² / t²        token-steps, on average, for an interval of typical width w            (the bound)
 
-for it. The bound is generous to the designs: it grants them the steepness, the true n50 to aim at and an
-asymptotic interval. Lengths whose success rate lies outside ``p_window`` are left out of the maximum:
-there the logistic is an extrapolation of the fit (a design that learns n50 from 97 % successes at n = 2
-trusts the model's tail, not the data). Cost weighting pulls the best length below n50, where targets are
-shorter and successes stop early.
+where "typical" means (E 1/w²)^(−1/2), the width of the mean information. The argument holds search by search,
+so it covers adaptive and sequential designs too: a search that crammed targets at n₁, n₂, … has, to first order,
+1/w² = (e₁ᵀ J⁻¹ e₁)⁻¹ / (2z)² with J = Σ I(nⱼ), which Elfving's theorem applied to that search's own lengths caps at
+t² · Σ c(nⱼ) / (2z)²; averaging over searches (Wald's identity: the mean of Σ c(nⱼ) is the mean cost) gives the
+bound. A rule that stops a search once its width is small selects narrow intervals, which is part of E 1/w². The bound is asymptotic (it assumes the
+interval is as wide as the information says, which holds when the design uses many targets: ``targets``
+reports how many the ideal design needs) and generous to the designs (it grants them the true n50 and k to
+place their lengths by). With ``steepness_known=True`` it is the bound for a fit that knew k: then only the
+first component counts, t² = max_n k²·p(1 − p)/c(n), and the best design is one length; without k known, lengths
+far from n50 carry little about n50, and the ideal design usually puts its targets on the two whole lengths either
+side of n50 (one length when n50 is a whole number; both above it when n50 < 1). That ideal is local — it needs k
+to place its lengths and leaves k itself barely estimated — so the bound is loose, never wrong, in that direction.
 
-Sources: the Fisher information of a binomial response (e.g. Silvey, *Optimal Design*, 1980, ch. 1); the
-token-step cost of chapter 3 (:func:`accessibility_lib.experiments.n50.token_steps`); the logistic of
+Sources: Elfving, *Optimum allocation in linear regression theory*, Ann. Math. Statist. 23 (1952); for sequential
+designs, Ford & Silvey, Biometrika 67 (1980), Wu, Biometrika 72 (1985), Chaudhuri & Mykland, JASA 88 (1993); cost-weighted
+c-optimal designs, Atkinson, Donev & Tobias, *Optimum Experimental Designs, with SAS* (2007), ch. 17 and 22;
+the token-step cost of chapter 3 (:func:`accessibility_lib.experiments.n50.token_steps`); the logistic of
 :func:`accessibility_lib.experiments.fitting.logistic`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from accessibility_lib.experiments.fitting import logistic
 from accessibility_lib.ground.checks import check_int, check_real
 
 __all__ = [
+    "MAX_LENGTHS",
     "SearchCostBound",
     "min_search_token_steps",
     "success_step_fit",
@@ -47,6 +62,9 @@ __all__ = [
     "target_token_steps",
 ]
 
+MAX_LENGTHS = 200_000  # the most candidate lengths the bound optimises over (a flatter curve raises ValueError)
+TAIL = 30.0  # lengths with k·(n − n50) above this carry no information (p < 1e-13)
+
 
 @dataclass(frozen=True)
 class SearchCostBound:
@@ -54,15 +72,26 @@ class SearchCostBound:
 
     Attributes:
         token_steps: the bound (token-steps).
-        best_n: the length (tokens) with the most information per token-step, inside ``p_window``.
-        information_per_token_step: I(best_n) / c(best_n) (per token² per token-step).
-        targets: the targets at ``best_n`` the bound pays for, (2z/w)² / I(best_n) (a real number).
+        lengths: the lengths (tokens) of the ideal design, one (steepness known) or two.
+        cost_shares: the share of the token-steps it spends at each, summing to 1.
+        targets: the targets the ideal design crams in all (a real number); the bound is asymptotic, so it
+            means little where this is small (below about 10).
+        information_per_token_step: t², the precision of n50 the ideal design gathers per token-step
+            (1 / (token² · token-step)).
+        steepness_known: whether the bound is the one for a fit that knew k.
     """
 
     token_steps: float
-    best_n: int
-    information_per_token_step: float
+    lengths: tuple[int, ...]
+    cost_shares: tuple[float, ...]
     targets: float
+    information_per_token_step: float
+    steepness_known: bool
+
+    @property
+    def best_n(self) -> int:
+        """The length (tokens) where the ideal design spends most."""
+        return self.lengths[int(np.argmax(self.cost_shares))]
 
 
 def target_information(n, n50: float, steepness: float) -> np.ndarray:
@@ -111,28 +140,31 @@ def min_search_token_steps(
     budget: int,
     success_share: float | Callable = 1.0,
     *,
-    p_window: tuple[float, float] = (0.1, 0.9),
     level: float = 0.95,
     failure_share: float = 1.0,
+    steepness_known: bool = False,
 ) -> SearchCostBound:
-    """The fewest token-steps any n50 search pays for a ``level`` interval ``width`` tokens wide (module docstring).
+    """The fewest token-steps any n50 search pays, on average, for a ``level`` interval ``width`` tokens wide.
+
+    The cost-weighted c-optimal design for n50 (module docstring), found as a linear programme over every length
+    from 1 token to where the success rate falls below 1e-13.
 
     Args:
-        width: the interval width to reach (tokens, > 0).
+        width: the typical interval width to reach (tokens, > 0; (E 1/w²)^(−1/2) over searches).
         n50, steepness: the success curve 1 / (1 + exp(k·(n − n50))) (tokens; per token, > 0).
         m: prompt length (soft vectors, ≥ 1). budget: the step cap (optimiser steps, ≥ 1).
-        success_share: the share of the budget a success uses, a number or a callable of n (module docstring).
-        p_window: (lo, hi), the success rates whose lengths may carry the information; lo < ½ < hi.
+        success_share: the share of the budget a success uses, a number in (0, 1] or a callable of n.
         level: the interval's coverage, in (0, 1).
         failure_share: the share of the budget a failure uses (1: to the cap; less: the bound for a trial that
             gives failures up early and never loses a success, the most such a rule could add).
+        steepness_known: the bound for a fit that knew k (one length; lower, so more generous to the designs).
 
     Returns:
         A :class:`SearchCostBound`.
 
     Raises:
-        ValueError: a width, n50, steepness, m, budget or level out of range, a window that does not contain ½,
-            or a success or failure share outside (0, 1].
+        ValueError: a width, n50, steepness, m, budget, level or share out of range, a curve so flat that more
+            than ``MAX_LENGTHS`` lengths would carry information, or so steep that none does.
     """
     width = check_real("width", width, minimum=0.0, min_inclusive=False)
     n50 = check_real("n50", n50, minimum=0.0, min_inclusive=False)
@@ -140,35 +172,71 @@ def min_search_token_steps(
     m = check_int("m", m, minimum=1)
     budget = check_int("budget", budget, minimum=1)
     level = check_real("level", level, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
-    lo, hi = (check_real("p_window", float(x), minimum=0.0, maximum=1.0) for x in p_window)
-    if not lo < 0.5 < hi:
-        raise ValueError(f"p_window must contain ½ (lo < 0.5 < hi), got {p_window!r}")
-    # the lengths whose rate lies in the window: n50 ± logit(1 − lo)/k on the integers ≥ 1
-    reach_hi = np.log((1.0 - lo) / lo) / steepness if lo > 0 else np.inf
-    reach_lo = np.log(hi / (1.0 - hi)) / steepness if hi < 1 else np.inf
-    first = max(1, int(np.floor(n50 - min(reach_lo, n50 + 1))))
-    last = int(np.ceil(n50 + min(reach_hi, 50.0 / steepness + n50)))
-    n = np.arange(first, max(first, last) + 1)
+    last = int(np.ceil(n50 + TAIL / steepness))
+    if last > MAX_LENGTHS:
+        raise ValueError(
+            f"steepness {steepness} per token is too flat for the bound: lengths up to {last} tokens would carry "
+            f"information (at most {MAX_LENGTHS}); pass a steepness ≥ {TAIL / max(MAX_LENGTHS - n50, 1.0):.2g}"
+        )
+    n = np.arange(1, max(last, 2) + 1)
     p = logistic(n, n50, steepness)
-    n = n[(p >= lo) & (p <= hi)]
-    if n.size == 0:  # a steep curve whose window holds no integer length: the nearest integers to n50
-        n = np.unique(np.clip([np.floor(n50), np.ceil(n50)], 1, None)).astype(int)
     cost = target_token_steps(n, m, n50, steepness, budget, success_share, failure_share)
-    rate = target_information(n, n50, steepness) / cost
-    best = int(np.argmax(rate))
+    u = np.sqrt(p * (1.0 - p) / cost)[:, None] * np.stack([np.full(n.size, steepness), -(n - n50)], axis=1)
+    if steepness_known:
+        best = int(np.argmax(np.abs(u[:, 0])))
+        t, lengths, shares = float(abs(u[best, 0])), (int(n[best]),), (1.0,)
+    else:
+        t, lengths, shares = _elfving(u, n)
+    if not (math.isfinite(t) and t > 0):
+        raise ValueError(
+            f"steepness {steepness} per token is too steep for the bound: no whole length has a success rate strictly "
+            f"between 0 and 1 (in float64), so n50 is pinned between two lengths without any information to count; "
+            "the asymptotic bound does not apply"
+        )
     need = (2.0 * float(stats.norm.ppf(0.5 + level / 2.0)) / width) ** 2
+    total = need / t**2
+    at = np.searchsorted(n, lengths)
     return SearchCostBound(
-        token_steps=float(need / rate[best]),
-        best_n=int(n[best]),
-        information_per_token_step=float(rate[best]),
-        targets=float(need / target_information(n[best], n50, steepness)),
+        token_steps=float(total),
+        lengths=lengths,
+        cost_shares=shares,
+        targets=float(sum(total * s / cost[i] for s, i in zip(shares, at))),
+        information_per_token_step=float(t**2),
+        steepness_known=bool(steepness_known),
     )
+
+
+def _elfving(u: np.ndarray, n: np.ndarray) -> tuple[float, tuple[int, ...], tuple[float, ...]]:
+    """Elfving's c-optimal design for the first axis: the largest t with t·e₁ in the hull of ±u (rows of u).
+
+    Returns t, the lengths with weight, and their cost shares (the weights λ, which are the shares of the cost).
+    """
+    scale = np.abs(u).max(axis=0)  # per column: scaling the slope column leaves t unchanged, the n50 column scales t
+    scale = np.where(scale > 0, scale, 1.0)
+    v = u / scale
+    k = v.shape[0]
+    # variables: λ⁺ (k), λ⁻ (k), t; maximise t
+    c = np.zeros(2 * k + 1)
+    c[-1] = -1.0
+    a_eq = np.zeros((3, 2 * k + 1))
+    a_eq[0, :k], a_eq[0, k : 2 * k], a_eq[0, -1] = v[:, 0], -v[:, 0], -1.0
+    a_eq[1, :k], a_eq[1, k : 2 * k] = v[:, 1], -v[:, 1]
+    a_eq[2, : 2 * k] = 1.0
+    res = optimize.linprog(
+        c, A_eq=a_eq, b_eq=[0.0, 0.0, 1.0], bounds=[(0, None)] * (2 * k) + [(0, None)], method="highs"
+    )
+    if res.status != 0:  # pragma: no cover - a feasible, bounded programme (t = 0 is feasible, t ≤ max |v|)
+        raise RuntimeError(f"the design programme failed: {res.message}")
+    lam = res.x[:k] + res.x[k : 2 * k]
+    keep = np.flatnonzero(lam > 1e-9)
+    shares = lam[keep] / lam[keep].sum()
+    return float(res.x[-1] * scale[0]), tuple(int(x) for x in n[keep]), tuple(float(x) for x in shares)
 
 
 def success_step_fit(outcomes, n50: float, budget: int) -> tuple[float, float, np.ndarray]:
     """(a, b, residuals): a success's steps / budget ≈ a + b·n/n50, a line through a unit's own successes.
 
-    With fewer than three successes the line is flat at their mean share (½ with none).
+    With fewer than three successes, or all at one length, the line is flat at their mean share (½ with none).
 
     Args:
         outcomes: records with ``n`` (tokens), ``steps`` and ``success``. n50: tokens. budget: the step cap.
@@ -178,7 +246,9 @@ def success_step_fit(outcomes, n50: float, budget: int) -> tuple[float, float, n
     """
     pts = np.array([(r["n"] / n50, r["steps"] / budget) for r in outcomes if r.get("success")], dtype=float)
     x, y = (pts[:, 0], pts[:, 1]) if pts.size else (np.zeros(0), np.zeros(0))
-    b, a = np.polyfit(x, y, 1) if x.size >= 3 else (0.0, float(np.mean(y)) if y.size else 0.5)
+    b, a = (
+        np.polyfit(x, y, 1) if np.unique(x).size >= 2 and x.size >= 3 else (0.0, float(np.mean(y)) if y.size else 0.5)
+    )
     return float(a), float(b), y - (a + b * x)
 
 
