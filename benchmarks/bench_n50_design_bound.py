@@ -4,22 +4,26 @@
 models calibrated to the stored units. This benchmark asks how much *any* design could save at the bisection's
 precision. For each calibrated unit (its fitted n50 and steepness, and the share of the step budget its
 successes used, ``accessibility_lib.experiments.n50_bound.success_step_share``) it computes the fewest token-steps
-any design pays, on average, for an interval of the bisection's typical width
+any design pays, on average, for the bisection's accuracy
 (``accessibility_lib.experiments.n50_bound.min_search_token_steps``: the cost-weighted c-optimal design, granted
-the true n50 and steepness to place its lengths by, with the asymptotic interval). The typical width is the
-effective width of the simulation, (mean 1/w²)^(−1/2) over its searches with a failed fit counting as no
-precision: the width of the mean information, which is what the bound speaks of. From it
+the true n50 and steepness to place its lengths by, with the asymptotic interval). Accuracy is the RMSE of the
+n50 estimates over the simulated searches, worth an interval w = 2·z·RMSE wide; the simulation does not store the
+bisection's errors, so its searches are re-run here with the simulation's seeds (the same searches: the cost is
+checked to reproduce the stored one exactly). The interval widths are not used for the conclusions: at ten
+targets a length they are sometimes too narrow, and read from them (the effective width (mean 1/w²)^(−1/2), a
+failed fit as no precision; ``*_by_interval_width``) a design can appear to beat the bound. From the bound
 
 - ``max_saving``: the bisection's mean token-steps ÷ the bound, the largest saving any design could show at the
-  bisection's precision; ``max_saving_steepness_known``: the same for a fit that knew the steepness (more
+  bisection's accuracy; ``max_saving_steepness_known``: the same for a fit that knew the steepness (more
   generous still);
 - ``max_saving_failures_stopped_at_a_third``: the same with every failure given up after a third of the budget and
   no success lost, the most a design and a trial-stopping rule together could save;
-- for each simulated design, its ``efficiency``: the bound at the design's own effective width ÷ its mean
-  token-steps (1 would be a perfect design; a value above 1 would mean the asymptotic bound fails at these
-  sample sizes, and is reported, not hidden).
+- for each simulated design, its ``efficiency``: the bound at the design's own RMSE ÷ its mean token-steps (1
+  would be a perfect design; a value above 1 would mean the asymptotic bound fails at these sample sizes, and is
+  reported, not hidden).
 
-Nothing is crammed or simulated here: the inputs are the design simulation's JSON and the stored artifacts.
+Nothing is crammed here: the inputs are the design simulation's JSON and the stored artifacts (about three
+minutes, for the bisection's re-run searches).
 
 Usage::
 
