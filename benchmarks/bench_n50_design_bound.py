@@ -15,7 +15,9 @@ failed fit as no precision; ``*_by_interval_width``) a design can appear to beat
 
 - ``max_saving``: the bisection's mean token-steps ÷ the bound, the largest saving any design could show at the
   bisection's accuracy; ``max_saving_steepness_known``: the same for a fit that knew the steepness (more
-  generous still);
+  generous still; ``steepness_known_lengths``, ``..._targets``, ``..._success_rates`` and
+  ``..._success_step_shares`` say where that ideal puts its targets, which can be far below n50, on the
+  logistic's extrapolated tail);
 - ``max_saving_failures_stopped_at_a_third``: the same with every failure given up after a third of the budget and
   no success lost, the most a design and a trial-stopping rule together could save;
 - for each simulated design, its ``efficiency``: the bound at the design's own RMSE ÷ its mean token-steps (1
@@ -106,6 +108,8 @@ def main(argv=None) -> int:
             )
         w = 2 * Z95 * rmse  # the width an RMSE is worth: the bound's precision, measured by the error, not the interval
         b = bound(w)
+        b_k = bound(w, steepness_known=True)
+        p_k = [1.0 / (1.0 + math.exp(k * (n - n50))) for n in b_k.lengths]  # the logistic's success rate there
         row = {
             "model": r["model"],
             "kind": r["kind"],
@@ -122,7 +126,14 @@ def main(argv=None) -> int:
             "bound_cost_shares": list(b.cost_shares),
             "bound_targets": b.targets,
             "max_saving": cost / b.token_steps,
-            "max_saving_steepness_known": cost / bound(w, steepness_known=True).token_steps,
+            "max_saving_steepness_known": cost / b_k.token_steps,
+            # where the known-k ideal puts its targets: far below n50 it leans on the logistic's tail and on the
+            # step-share line, extrapolated beyond the stored outcomes
+            "steepness_known_lengths": list(b_k.lengths),
+            "steepness_known_targets": b_k.targets,
+            "steepness_known_success_rates": p_k,
+            "steepness_known_success_step_shares": [float(x) for x in share(np.asarray(b_k.lengths))],
+            "shortest_stored_length": min(int(o["n"]) for o in raw["outcomes"]),
             "max_saving_failures_stopped_at_a_third": cost / bound(w, failure_share=1 / 3).token_steps,
             "bisect_efficiency": b.token_steps / cost,
             # the same with the interval widths in place of the errors: the intervals of 10-target searches are
