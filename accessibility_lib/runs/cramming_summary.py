@@ -26,7 +26,7 @@ class UnitSummary:
             :class:`ProgressiveFit`; None without outcomes.
         n_outcomes: per-target outcomes behind it; disagreements: KV-cache vs recompute disagreements.
         failures, failures_at_cap: failed outcomes, and those that used the whole step budget (a share
-            near 1 says the budget, not the model, ended them).
+            near 1, with a patience, says the searches were still improving when the budget ended them).
         token_steps: forward+backward token-steps: for a complete fixed-length unit, what its search spent
             (every outcome it used, as if it had run alone); else those behind the outcomes so far;
             seconds: wall time when finished.
@@ -174,8 +174,9 @@ def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
 
     Returns:
         (limited, text): ``limited`` is True when the units give up early (a patience) and still more than
-        half of their failures used the whole budget — the budget, not the model, ended them, so the n50s
-        are budget-limited lower estimates; False when half or fewer did; None when no unit has a patience
+        half of their failures used the whole budget — their loss was still improving when the budget ended
+        them, so a larger budget may raise the n50s (whether it does, only a budget curve says); False when
+        half or fewer did; None when no unit has a patience
         (then every failure runs the whole budget by construction and the share says nothing: a budget
         curve, the same targets at larger budgets, is the test) or there is no failure. ``text`` says so.
     """
@@ -188,7 +189,7 @@ def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
         return None, (share + " — by construction, with no patience, so this says nothing about convergence; "
                       "a budget curve (the same targets at larger budgets) is the test")
     if at_cap > fails / 2:
-        return True, share + ", so its n50s are budget-limited lower estimates"
+        return True, share + " while still improving, so a larger budget may raise its n50s (no patience ran out)"
     return False, share
 
 

@@ -274,6 +274,12 @@ def table1() -> dict[str, dict[str, float]]:
     return {r["support model"]: {c: float(r[c]) for c in TABLE1_COLUMNS} for r in rows}
 
 
+def table1_text() -> dict[str, dict[str, str]]:
+    """The paper's Table 1 as printed (its own digits: ``"14.1"``, not ``14.10``), keyed like :func:`table1`."""
+    with open(DATA_DIR / "table1.csv", newline="") as f:
+        return {r["support model"]: {c: r[c].strip() for c in TABLE1_COLUMNS} for r in csv.DictReader(f)}
+
+
 @lru_cache(maxsize=1)
 def cramming_curves() -> dict:
     """Success rate against length per m, natural and random, for Pythia-160M and Qwen-2.5-0.5B.

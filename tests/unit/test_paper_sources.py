@@ -63,3 +63,16 @@ def test_chapters_1_and_7_and_their_widgets_read_the_one_source(path):
     """No second reading of either source: `MEASURED_SLOPES[...]`/`.get` or `.slope_natural` outside paper.py."""
     text = (ROOT / path).read_text()
     assert not re.search(r"MEASURED_SLOPES\s*[\[.]|\.slope_natural\b", text), path
+
+
+def test_table1_text_keeps_the_papers_digits_and_agrees_with_the_values():
+    # The paper's Table 1 prints the ball row's Qwen-0.5B, Qwen-1.5B and Llama-1B entries with one decimal
+    # (14.1, 20.4, 14.3) and the cone row's Pythia-160M entry as 9.10 (arXiv 2605.22223, Table 1).
+    text, values = paper.table1_text(), paper.table1()
+    assert text["ball (Cor 4.6)"]["Qwen-0.5B"] == "14.1"
+    assert text["ball (Cor 4.6)"]["Llama-1B"] == "14.3"
+    assert text["cone"]["Pythia-160M"] == "9.10"
+    assert text.keys() == values.keys()
+    for row, cols in text.items():
+        for col, s in cols.items():
+            assert float(s) == values[row][col]
