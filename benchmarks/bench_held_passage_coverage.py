@@ -36,7 +36,7 @@ import numpy as np
 from bench_passage_intervals import TRUE_N50, _outcome_fn  # this folder is on the path when run as a script
 from tqdm import tqdm
 
-from accessibility_lib.experiments.n50_sequential import locate_n50_sequential
+from accessibility_lib.experiments.n50_sequential import locate_n50_sequential, width_reached
 from accessibility_lib.experiments.passage_horizons import with_horizon_interval
 from accessibility_lib.ground import provenance
 
@@ -63,18 +63,6 @@ def _run(seed: int, noise: float, n_pass: int, max_width: float | None):
     return res.fit, len(memo), np.asarray(res.lengths, dtype=float)
 
 
-def _reached(fit, lengths: np.ndarray, width: float) -> bool:
-    """The held search's precision target, as ``locate_n50_sequential`` checks it."""
-    return bool(
-        fit.ok
-        and not any(fit.ci_open)
-        and fit.capped_at is None
-        and lengths.min() <= fit.ci[0]
-        and fit.ci[1] <= lengths.max()
-        and fit.ci[1] - fit.ci[0] <= width
-    )
-
-
 def _case(n_pass: int, noise: float, reps: int, width_share: float) -> dict:
     plain = [_run(s, noise, n_pass, None) for s in tqdm(range(reps), desc=f"plain, {n_pass} targets, q {noise}")]
     ok_plain = [f for f, _, _ in plain if f.ok and np.all(np.isfinite(f.ci))]
@@ -93,11 +81,11 @@ def _case(n_pass: int, noise: float, reps: int, width_share: float) -> dict:
         "held_coverage": float(np.mean([f.ci[0] <= TRUE_N50 <= f.ci[1] for f, _ in ok_held])),
         "held_median_width": float(np.median([f.ci[1] - f.ci[0] for f, _ in ok_held])),
         "held_targets": float(np.mean([t for _, t, _ in held])),
-        "held_width_reached": float(np.mean([_reached(f, ls, width) for f, ls in ok_held])),
+        "held_width_reached": float(np.mean([width_reached(f, ls, width) for f, ls in ok_held])),
         "held_coverage_when_reached": float(
-            np.mean([f.ci[0] <= TRUE_N50 <= f.ci[1] for f, ls in ok_held if _reached(f, ls, width)])
+            np.mean([f.ci[0] <= TRUE_N50 <= f.ci[1] for f, ls in ok_held if width_reached(f, ls, width)])
         )
-        if any(_reached(f, ls, width) for f, ls in ok_held)
+        if any(width_reached(f, ls, width) for f, ls in ok_held)
         else None,
     }
 

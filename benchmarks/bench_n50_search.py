@@ -18,7 +18,8 @@ it gets there; where it cannot, it ends as the plain sequential search (``width_
 Natural-text intervals are the passage-horizon intervals in every design.
 
 Prints one line per (kind, m) — the n50s with their 95 % intervals, whether each sequential n50 lies in
-the bisection's interval, the costs and their ratios — and writes them as JSON (``--json``).
+the bisection's interval, the costs and their ratios — and writes them as JSON (``--json``), with each
+design's failures and how many of them used the whole step budget (``failures_at_cap``).
 
 Usage::
 
@@ -47,8 +48,9 @@ from accessibility_lib.runs.cramming_units import COLD_START, DEFAULT_PER_M, Cra
 LEGACY_GUESS = {"natural": 12, "random_words": 6, "random_tokens": 4}  # the first runner's start, per m
 
 
-def _row(res) -> dict:
+def _row(res, max_steps: int) -> dict:
     f = res.fit
+    fails = [r for r in res.outcomes if not r["success"]]
     return {
         "n50": float(res.n50),
         "ci": [float(c) for c in f.ci],
@@ -56,6 +58,8 @@ def _row(res) -> dict:
         "token_steps": int(res.token_steps),
         "crammed_here": int(res.runs),
         "outcomes": len(res.outcomes),
+        "failures": len(fails),
+        "failures_at_cap": sum(int(r["steps"]) >= max_steps for r in fails),  # used the whole step budget
         "lengths": [int(x) for x in res.lengths],
         "trials": [int(x) for x in res.trials],
     }
@@ -159,14 +163,14 @@ def main(argv=None) -> int:
                 "kind": kind,
                 "m": m,
                 "budget": unit.budget_label,
-                "bisect": {**_row(old), "start": int(start), "seconds": round(t_old, 1)},
-                "sequential": {**_row(new), "start": round(pred, 2), "seconds": round(t_new, 1)},
+                "bisect": {**_row(old, unit.max_steps), "start": int(start), "seconds": round(t_old, 1)},
+                "sequential": {**_row(new, unit.max_steps), "start": round(pred, 2), "seconds": round(t_new, 1)},
                 "ratio": old.token_steps / max(new.token_steps, 1),
                 "sequential_n50_inside_bisect_interval": inside,
                 "matched": None
                 if same is None
                 else {
-                    **_row(same),
+                    **_row(same, unit.max_steps),
                     "max_width": round(width, 3),
                     "width_reached": bool(same.fit.ok and same.fit.ci[1] - same.fit.ci[0] <= width),
                     "seconds": round(t_same, 1),

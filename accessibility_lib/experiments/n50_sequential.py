@@ -30,7 +30,7 @@ import numpy as np
 from accessibility_lib.experiments.sidetest import ABOVE, BELOW, side_test
 from accessibility_lib.ground.checks import check_int, check_real
 
-__all__ = ["locate_n50_sequential", "predict_n50"]
+__all__ = ["locate_n50_sequential", "predict_n50", "width_reached"]
 
 
 def predict_n50(m: int, finished: dict[int, float], default_per_m: float) -> float:
@@ -61,6 +61,31 @@ def predict_n50(m: int, finished: dict[int, float], default_per_m: float) -> flo
     else:
         guess = default_per_m * m
     return max(2.0, float(guess))
+
+
+def width_reached(fit, lengths, max_width: float) -> bool:
+    """Whether a fit meets the search's precision target (the ``max_width`` stop of :func:`locate_n50_sequential`).
+
+    Args:
+        fit: a :class:`~accessibility_lib.experiments.fitting.SigmoidFit` of the outcomes at ``lengths``.
+        lengths: shape (k,), the lengths tried (tokens).
+        max_width: the widest interval accepted (tokens, > 0).
+
+    Returns:
+        True when the fit is ok, its interval closed and at most ``max_width`` wide, both ends lie within the
+        lengths tried (not extrapolated) and its steepness is below its cap (an interval that one length alone
+        places is not a measured width).
+    """
+    ns = np.asarray(lengths, dtype=np.float64)
+    return bool(
+        fit.ok
+        and ns.size > 0
+        and not any(fit.ci_open)
+        and fit.capped_at is None
+        and ns.min() <= fit.ci[0]
+        and fit.ci[1] <= ns.max()
+        and fit.ci[1] - fit.ci[0] <= max_width
+    )
 
 
 def locate_n50_sequential(
@@ -172,14 +197,7 @@ def locate_n50_sequential(
         state = tuple(sorted(seen.items()))
         if state not in memo:
             ns, _, _, f = fitted()
-            memo[state] = bool(
-                f.ok
-                and not any(f.ci_open)
-                and f.capped_at is None
-                and ns.min() <= f.ci[0]
-                and f.ci[1] <= ns.max()
-                and f.ci[1] - f.ci[0] <= max_width
-            )
+            memo[state] = width_reached(f, ns, max_width)
         return memo[state]
 
     def decide(k: int, t=None) -> str:

@@ -311,3 +311,33 @@ def slopes(
             fit = fit_slope([s.m for s in closed], [s.fit.n50 for s in closed], n50_ci=ci if ok_ci else None)
         out[kind] = (pts, fit)
     return out
+
+
+def budget_moves(
+    summaries: list[UnitSummary], kind: str, max_steps: int, base_steps: int, *, dtype: str = "float32"
+) -> list[tuple[int, UnitSummary, UnitSummary]]:
+    """Per m, the same targets at two step budgets: how a larger budget moves n50 at every m stored.
+
+    A slope measured at ``base_steps`` is a slope of that budget; if a larger budget moved every n50 by the same
+    factor, it would move the slope by that factor too. This pairs, per m, the complete fitted unit of the
+    authors' optimiser at ``max_steps`` with the one at ``base_steps`` that has the same target count (so the
+    same targets), chapter 3's test of that "alike".
+
+    Returns:
+        (m, unit at base_steps, unit at max_steps) for every m with both, sorted by m.
+    """
+
+    def pick(steps: int) -> dict:
+        found: dict = {}
+        for u in summaries:
+            if (u.kind, u.instrument, u.dtype, u.state, u.max_steps) == (kind, "paper", dtype, "complete", steps):
+                if u.fit is not None and u.fit.ok and u.disagreements == 0:
+                    found[(u.m, u.n_targets)] = u
+        return found
+
+    base, big = pick(base_steps), pick(max_steps)
+    pairs = {}
+    for (m, t), u in big.items():
+        if (m, t) in base and (m not in pairs or t > pairs[m][1].n_targets):
+            pairs[m] = (base[(m, t)], u)
+    return [(m, *pairs[m]) for m in sorted(pairs)]

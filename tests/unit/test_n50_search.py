@@ -14,7 +14,7 @@ import transformers
 from accessibility_lib.experiments.fitting import logistic
 from accessibility_lib.experiments.n50 import StopSearch, find_n50, token_steps
 from accessibility_lib.experiments.n50_bisect import locate_n50
-from accessibility_lib.experiments.n50_sequential import locate_n50_sequential, predict_n50
+from accessibility_lib.experiments.n50_sequential import locate_n50_sequential, predict_n50, width_reached
 from accessibility_lib.experiments.sidetest import operating_characteristic, side_test
 from accessibility_lib.ground.results import ResultStore
 from accessibility_lib.models.handle import wrap_model
@@ -120,6 +120,10 @@ def test_a_precision_target_stops_the_search_once_its_interval_is_that_wide_and_
         assert cost(held) <= cost(full)
         stopped += cost(held) < cost(full)
         assert held.fit.ci[0] - 1e-9 <= held.n50 <= held.fit.ci[1] + 1e-9
+        if cost(held) < cost(full):  # it stopped early, so its own check held on the lengths it tried
+            assert width_reached(held.fit, held.lengths, width)
+        assert not width_reached(held.fit, held.lengths, 0.5 * (held.fit.ci[1] - held.fit.ci[0]))
+        assert not width_reached(held.fit, [held.fit.ci[0] + 0.5], width)  # an end outside the lengths tried
     assert stopped >= 6  # the target is looser than the full search's width, so most searches stop early
     ev, cost = _curve(40.0, 0.2, 0)
     unreachable = locate_n50_sequential(ev, 12, 4096, n_trials=10, max_width=0.01)

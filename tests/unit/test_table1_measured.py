@@ -120,3 +120,19 @@ def test_the_budget_curve_says_when_a_larger_budget_moved_n50_and_when_it_only_o
     assert CS.budget_curve_text(smol, "random_tokens") == "no budget curve is complete for random tokens at m = 1 yet"
     nano = CS.summarize(CA.load_artifact("nano", CA.ARTIFACT_DIR / "instruments"))
     assert "not shown to differ" in CS.budget_curve_text(nano, "natural")
+
+
+def test_budget_moves_pair_the_same_targets_at_two_budgets_at_every_m():
+    """The stored SmolLM2 float32 natural units at 600 steps (m = 1, 2, 3, ten targets each) pair with the
+    ten-target units at 300 steps, not the twenty-target ones; the larger budget never lowered n50 there."""
+    from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_summary as CS
+
+    smol = CS.summarize(CA.load_artifact("smollm2-135m"))
+    moves = CS.budget_moves(smol, "natural", 600, 300)
+    assert [m for m, _, _ in moves][:3] == [1, 2, 3]
+    for _, base, big in moves:
+        assert (base.max_steps, big.max_steps) == (300, 600)
+        assert base.n_targets == big.n_targets == 10
+        assert big.fit.n50 > base.fit.n50
+    assert CS.budget_moves(smol, "natural", 4800, 300) == []
