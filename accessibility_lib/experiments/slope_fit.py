@@ -61,7 +61,10 @@ class SlopeFit:
         """The slope with its interval, and the caveat when it is not reliable."""
         ci = f" [{self.ci[0]:.{digits}f}, {self.ci[1]:.{digits}f}]" if np.all(np.isfinite(self.ci)) else ""
         text = f"{self.slope:.{digits}f}{ci}"
-        return text if self.reliable else f"{text} (unreliable: {self.caveat()})"
+        if self.reliable:
+            return text
+        shown = ci and self.n_points >= 3 and self.ci[0] <= 0  # the interval is printed just before: do not repeat it
+        return f"{text} (unreliable: " + (f"its {self.level:.0%} interval includes 0)" if shown else f"{self.caveat()})")
 
 
 def fit_slope(

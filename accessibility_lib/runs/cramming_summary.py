@@ -66,6 +66,15 @@ class UnitSummary:
         """Share of failures that stopped at the step cap (NaN without failures)."""
         return self.failures_at_cap / self.failures if self.failures else float("nan")
 
+    @property
+    def extrapolated(self) -> bool:
+        """Whether the n50 interval is closed but an end lies outside the lengths tried (placed by the fitted
+        curve's shape, not by a length on that side); False without a fixed-length fit."""
+        f = self.fit
+        if f is None or not getattr(f, "ok", False) or not hasattr(f, "ci_open") or any(f.ci_open) or not len(self.lengths):
+            return False
+        return bool(f.ci[0] < self.lengths.min() or f.ci[1] > self.lengths.max())
+
 
 @dataclass
 class ProgressiveFit:

@@ -136,3 +136,18 @@ def test_budget_moves_pair_the_same_targets_at_two_budgets_at_every_m():
         assert base.n_targets == big.n_targets == 10
         assert big.fit.n50 > base.fit.n50
     assert CS.budget_moves(smol, "natural", 4800, 300) == []
+
+
+def test_an_interval_with_an_end_past_the_lengths_tried_is_flagged_extrapolated():
+    """Gemma's natural m = 1 (20 targets) has its lower end below the shortest length it tried; SmolLM2's natural
+    m = 2 (20 targets) lies within its lengths; a unit without a fit is never flagged."""
+    from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_summary as CS
+
+    gemma = {u.uid: u for u in CS.summarize(CA.load_artifact("gemma-3-270m"))}
+    u = gemma["natural/replication/m1/steps300/paper/float32/t20"]
+    assert u.extrapolated and u.fit.ci[0] < u.lengths.min()
+    smol = {u.uid: u for u in CS.summarize(CA.load_artifact("smollm2-135m"))}
+    v = smol["natural/replication/m2/steps300/paper/float32/t20"]
+    assert not v.extrapolated and v.lengths.min() <= v.fit.ci[0] and v.fit.ci[1] <= v.lengths.max()
+    assert not [w for w in smol.values() if w.fit is None and w.extrapolated]
