@@ -64,7 +64,9 @@ class SlopeFit:
         if self.reliable:
             return text
         shown = ci and self.n_points >= 3 and self.ci[0] <= 0  # the interval is printed just before: do not repeat it
-        return f"{text} (unreliable: " + (f"its {self.level:.0%} interval includes 0)" if shown else f"{self.caveat()})")
+        return f"{text} (unreliable: " + (
+            f"its {self.level:.0%} interval includes 0)" if shown else f"{self.caveat()})"
+        )
 
 
 def fit_slope(
