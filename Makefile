@@ -40,6 +40,7 @@ rerun:  ## execute chapters with papermill for PRESET on DEVICE into RUNS (resul
 
 # RUNS or PRESET given: that folder; neither: the run folder written last under runs/ (the script lists the others)
 site-from-runs:  ## build the site from the executed notebooks in RUNS (default: the latest under runs/), no re-execution
+	bash scripts/setup.sh
 	$(PY) scripts/build_from_runs.py $(if $(filter command line environment,$(origin RUNS) $(origin PRESET)),$(RUNS))
 
 paper:  ## rerun every chapter at paper scale on a GPU, then publish the executed notebooks as the site

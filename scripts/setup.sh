@@ -15,6 +15,19 @@ for arg in "$@"; do
   esac
 done
 
+# what this script needs from the machine, checked first so a missing piece is named, not met halfway
+PY=${PYTHON:-python3}
+if ! $PY -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "setup.sh: needs Python 3.11 or newer as \$PYTHON or python3; found: $($PY --version 2>&1 | head -n 1)" >&2
+  exit 2
+fi
+for tool in flock npm; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "setup.sh: needs '$tool' on PATH (Debian: apt-get install $([ "$tool" = flock ] && echo util-linux || echo npm))" >&2
+    exit 2
+  fi
+done
+
 # `make book` and `make test` started together in one clone would both install into .venv: the second waits
 exec 9>.setup.lock
 if ! flock -n 9; then
@@ -22,7 +35,6 @@ if ! flock -n 9; then
   flock 9
 fi
 
-PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv with $($PY --version)"
   $PY -m venv .venv
