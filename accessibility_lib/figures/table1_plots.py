@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
+from matplotlib.ticker import ScalarFormatter
 
 from accessibility_lib.figures.plotting import legend_outside, token_colors
 from accessibility_lib.geometry import table1_resolved as T
@@ -71,15 +72,19 @@ def convergence_figure(arts: dict, paper_prompts: int = 10_000):
     for i, (m, art) in enumerate(arts.items()):
         rows = T.convergence_rows(art["convergence"], int(art["d_vocab"]))
         n = [r["n_embeddings"] for r in rows]
-        axes[0].plot(n, [r["ellipsoid"] for r in rows], "o-", color=colors[i], label=f"{m}: ellipsoid")
-        axes[0].plot(n, [r["ball"] for r in rows], "s--", color=colors[i], label=f"{m}: ball")
-        axes[1].plot(n, [r["ellipsoid/ball"] for r in rows], "o-", color=colors[i], label=f"{m}: ellipsoid/ball")
-        axes[1].plot(n, [r["cone/ball"] for r in rows], "s:", color=colors[i], label=f"{m}: cone/ball")
+        # one encoding across chapter 5: colour a model, circle/solid the ball, square/dashed the ellipsoid,
+        # triangle/dotted the cone
+        axes[0].plot(n, [r["ball"] for r in rows], "o-", color=colors[i], label=f"{m}: ball")
+        axes[0].plot(n, [r["ellipsoid"] for r in rows], "s--", color=colors[i], label=f"{m}: ellipsoid")
+        axes[1].plot(n, [r["ellipsoid/ball"] for r in rows], "s--", color=colors[i], label=f"{m}: ellipsoid/ball")
+        axes[1].plot(n, [r["cone/ball"] for r in rows], "^:", color=colors[i], label=f"{m}: cone/ball")
     for ax in axes:
         ax.set_xscale("log")
-        ax.axvline(paper_prompts, color="grey", lw=0.8, ls="--")
+        ax.axvline(paper_prompts, color="grey", lw=1.5, alpha=0.5)  # a thin grey line, not a series' dash
         ax.set_xlabel("embeddings in the fit")
     axes[0].set_yscale("log")
+    axes[0].yaxis.set_major_formatter(ScalarFormatter())  # plain numbers (tokens per vector), not powers of ten
+    axes[0].yaxis.set_minor_formatter(ScalarFormatter())
     axes[0].set_ylabel("slope C (tokens per vector)")
     axes[1].set_ylabel("ratio of slopes")
     legend_outside(axes[0], "below", fontsize=7, ncol=2)
