@@ -23,8 +23,9 @@ import numpy as np
 from accessibility_lib.runs import cramming_artifacts as CA
 from accessibility_lib.runs import cramming_summary as CS
 from accessibility_lib.runs.cramming_units import BASE_STEPS
+from accessibility_lib.theory import paper
 
-__all__ = ["MeasuredSlope", "measured_slopes", "ratio", "ratio_text"]
+__all__ = ["MeasuredSlope", "differences_from_authors", "measured_slopes", "ratio", "ratio_text"]
 
 
 @dataclass
@@ -124,3 +125,43 @@ def ratio_text(C: float | None, slope: MeasuredSlope, digits: int = 1) -> str:
         return "—"
     r, (lo, hi) = ratio(C, slope.fit)
     return f"{r:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def differences_from_authors(units) -> str:
+    """Every known difference between our Gemma-3-270M cramming units and the authors' runs, as one phrase.
+
+    Gemma-3-270M is the one model both the paper's cramming experiment (Section 5.1, its cramming figure
+    and Table 1) and these runs measure; chapters 3 and 5 set its n50 and slopes beside the paper's with
+    this list.
+
+    Args:
+        units: one or more :class:`~accessibility_lib.runs.cramming_summary.UnitSummary` of one budget and
+            one target kind (e.g. a slope's units, by m); the first gives the budget and kind.
+
+    Returns:
+        e.g. ``"budget (their 3000 steps with patience 500 against our 300 with patience 100, ...), text
+        (Austen against their PG19), targets (...), weights (...) and precision (...)"``.
+
+    Raises:
+        ValueError: no units, or units of more than one budget or target kind.
+    """
+    units = list(units)
+    if not units:
+        raise ValueError("differences_from_authors needs at least one cramming unit")
+    u = units[0]
+    if {(v.kind, v.max_steps, v.patience) for v in units} != {(u.kind, u.max_steps, u.patience)}:
+        raise ValueError("differences_from_authors takes units of one target kind and one budget, got "
+                         + ", ".join(sorted({f"{v.kind} at {v.max_steps} steps" for v in units})))
+    a_steps = paper.AUTHORS_CRAMMING_STEPS
+    per_m: dict[int, list[str]] = {}
+    for v in units:
+        per_m.setdefault(v.n_targets, []).append(str(v.m))
+    targets = ("ours, not theirs; "
+               + ", ".join(f"{t} a length at m = {', '.join(ms)}" for t, ms in sorted(per_m.items(), reverse=True))
+               + " where the crossing is pinned, against their 20")
+    budget = (f"their {a_steps['max_steps']} steps with patience {a_steps['patience']} against our {u.max_steps} "
+              + ("with no patience" if u.patience is None else f"with patience {u.patience}")
+              + ", and a larger budget can only help a search that was still improving")
+    text = "text (Austen against their PG19)" if u.kind == "natural" else "word list (ours against theirs)"
+    return (f"budget ({budget}), {text}, targets ({targets}), weights (a 4-bit file, dequantised) and precision "
+            "(float32 against a setting their published code does not reproduce: its fp16 autocast fails on Gemma)")

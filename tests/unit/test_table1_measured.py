@@ -151,3 +151,23 @@ def test_an_interval_with_an_end_past_the_lengths_tried_is_flagged_extrapolated(
     v = smol["natural/replication/m2/steps300/paper/float32/t20"]
     assert not v.extrapolated and v.lengths.min() <= v.fit.ci[0] and v.fit.ci[1] <= v.lengths.max()
     assert not [w for w in smol.values() if w.fit is None and w.extrapolated]
+
+
+def test_the_differences_from_the_authors_name_budget_kind_and_targets_of_the_units_given():
+    """One list for chapters 3 and 5: the budget and patience are the units', the text or word list follows the
+    kind, the targets a length are grouped by m, and mixed budgets or no units are refused."""
+    from types import SimpleNamespace
+
+    def unit(m, n, kind="natural", steps=300, patience=100):
+        return SimpleNamespace(m=m, n_targets=n, kind=kind, max_steps=steps, patience=patience)
+
+    text = T.differences_from_authors([unit(1, 20), unit(2, 20), unit(3, 10)])
+    assert "their 3000 steps with patience 500 against our 300 with patience 100" in text
+    assert "20 a length at m = 1, 2, 10 a length at m = 3" in text
+    assert "text (Austen against their PG19)" in text and "4-bit" in text and "fp16 autocast" in text
+    words = T.differences_from_authors([unit(1, 10, kind="random_words", steps=600, patience=None)])
+    assert "against our 600 with no patience" in words and "word list (ours against theirs)" in words
+    with pytest.raises(ValueError, match="at least one"):
+        T.differences_from_authors([])
+    with pytest.raises(ValueError, match="one target kind and one budget"):
+        T.differences_from_authors([unit(1, 20), unit(2, 20, steps=600)])
