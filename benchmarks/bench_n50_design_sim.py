@@ -6,7 +6,9 @@ repeats each search on ``--reps`` simulated models whose success curve and step 
 stored unit (its fitted n50 and steepness; the steps a success took as a fraction of the budget, against n/n50,
 fitted on the unit's own successes), so each design's cost, bias and interval coverage are averages, measured
 in one run on the same simulated targets (widths as the median over the searches whose fit closed, and as the
-effective width ``(mean 1/w²)^(−1/2)`` with a failed fit counting as no precision, with the share of failed fits):
+effective width ``(mean 1/w²)^(−1/2)`` with a failed fit counting as no precision, with the share of failed fits;
+a fit whose interval has an end at the edge of the lengths searched, a bound rather than an interval, counts
+as failed; each design's bias and RMSE of n50, the bisection's included):
 
 - **bisect**: the first artifacts' design (``n50_bisect.locate_n50``: fixed start 12·m natural, 6·m random words,
   or 0.9·m·n50(1); doubling; every target at every length);
@@ -79,6 +81,21 @@ def effective_width(widths) -> float | None:
     return float(1.0 / math.sqrt(inv.mean())) if inv.mean() > 0 else None
 
 
+def reading(fit, n50: float) -> tuple[bool, float]:
+    """(does the interval cover the true n50, its width) for one search's fit.
+
+    An end that reached the edge of the searched lengths (``fit.ci_open``) is a bound, not an interval end: it
+    counts as infinite, so the interval may still cover n50, but its width is NaN, a failed fit (no precision),
+    like a fit that did not converge.
+    """
+    if not fit.ok or not all(map(math.isfinite, fit.ci)):
+        return False, math.nan
+    lo, hi = fit.ci
+    lo = -math.inf if fit.ci_open[0] else lo
+    hi = math.inf if fit.ci_open[1] else hi
+    return bool(lo <= n50 <= hi), hi - lo if math.isfinite(hi - lo) else math.nan
+
+
 def simulated(n50, k, steps, m, seed, budget=BASE_STEPS):
     """A simulated model: (evaluate, cost). Target i at length n succeeds with the logistic probability."""
     a, b, resid = steps
@@ -129,14 +146,15 @@ def main(argv=None) -> int:
                 out = {
                     v: {"ratio": [], "err": [], "cover": [], "width": [], "cost": [], "reached": []} for v in VARIANTS
                 }
-                old_cost, old_cover, old_width = [], [], []
+                old_cost, old_cover, old_width, old_err = [], [], [], []
                 for rep in range(args.reps):
                     ev, cost = simulated(n50, k, steps, u.m, rep)
                     old = locate_n50(ev, start, 4096, n_trials=args.n_targets, n_probe=args.n_targets, n_around=0)
                     old_cost.append(cost(old))
-                    ok_old = old.fit.ok and all(map(math.isfinite, old.fit.ci))
-                    old_cover.append(bool(ok_old and old.fit.ci[0] <= n50 <= old.fit.ci[1]))
-                    old_width.append(old.fit.ci[1] - old.fit.ci[0] if ok_old else math.nan)
+                    covers, width = reading(old.fit, n50)
+                    old_cover.append(covers)
+                    old_width.append(width)
+                    old_err.append(old.n50 - n50 if old.fit.ok else math.nan)
                     for v, kw in VARIANTS.items():
                         kw = dict(kw)
                         start_v = n50 if kw.pop("oracle", False) else pred
@@ -148,12 +166,12 @@ def main(argv=None) -> int:
                         o = out[v]
                         o["cost"].append(cost(new))
                         o["ratio"].append(old_cost[-1] / max(o["cost"][-1], 1))
-                        ok = new.fit.ok and all(map(math.isfinite, new.fit.ci))
+                        covers, width = reading(new.fit, n50)
                         o["err"].append(new.n50 - n50 if new.fit.ok else math.nan)
-                        o["cover"].append(bool(ok and new.fit.ci[0] <= n50 <= new.fit.ci[1]))
-                        o["width"].append(new.fit.ci[1] - new.fit.ci[0] if ok else math.nan)
+                        o["cover"].append(covers)
+                        o["width"].append(width)
                         if kw.get("max_width") is not None:  # held to the bisection's width: did it get there?
-                            o["reached"].append(bool(ok and o["width"][-1] <= kw["max_width"]))
+                            o["reached"].append(bool(width <= kw["max_width"]))
                 true_n50[u.m] = n50
                 row = {
                     "model": model,
@@ -164,6 +182,8 @@ def main(argv=None) -> int:
                     "start_bisect": start,
                     "start_sequential": round(pred, 2),
                     "bisect_token_steps": float(np.mean(old_cost)),
+                    "bisect_bias": float(np.nanmean(old_err)),
+                    "bisect_rmse": float(np.sqrt(np.nanmean(np.square(old_err)))),
                     "bisect_coverage": float(np.mean(old_cover)),
                     "bisect_median_width": float(np.nanmedian(old_width)),
                     "bisect_effective_width": effective_width(old_width),
@@ -172,8 +192,9 @@ def main(argv=None) -> int:
                 }
                 print(
                     f"{model} {kind} m={u.m}: n50 {n50:.1f}, k {k:.2f}/token; bisection {np.mean(old_cost):,.0f} "
-                    f"token-steps on average ({args.reps} simulated searches), its interval covers n50 in "
-                    f"{100 * np.mean(old_cover):.0f} %, width {np.nanmedian(old_width):.1f}"
+                    f"token-steps on average ({args.reps} simulated searches); bias {row['bisect_bias']:+.2f}, RMSE "
+                    f"{row['bisect_rmse']:.2f}, its interval covers n50 in {100 * np.mean(old_cover):.0f} %, width "
+                    f"{np.nanmedian(old_width):.1f}"
                 )
                 for v, o in out.items():
                     err = np.array(o["err"])

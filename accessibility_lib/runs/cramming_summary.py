@@ -75,6 +75,16 @@ class UnitSummary:
             return False
         return bool(f.ci[0] < self.lengths.min() or f.ci[1] > self.lengths.max())
 
+    @property
+    def placed_by_cap(self) -> bool:
+        """Whether the n50 point is set by the fit's steepness bound, not by the data: every target crammed up to
+        one length and none from the next (``fit.step``), or one length between all and none crammed
+        (``fit.capped_at``); the data then place n50 only within the interval. False without a fixed-length fit."""
+        f = self.fit
+        if f is None or not getattr(f, "ok", False) or not hasattr(f, "capped_at"):
+            return False
+        return f.step is not None or f.capped_at is not None
+
 
 @dataclass
 class ProgressiveFit:
@@ -202,21 +212,34 @@ def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
     return False, share
 
 
+def patience_share(u: UnitSummary) -> float:
+    """A unit's patience as a share of its step budget: 1.0 with no patience (a trial runs to the cap unless
+    it succeeds), e.g. 1/3 for 300 steps with patience 100. Two budgets of one share differ in the budget only."""
+    return 1.0 if u.patience is None else round(u.patience / u.max_steps, 6)
+
+
 def budget_curve(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> dict:
     """Per dtype, the complete fitted units of one kind, m and instrument at two or more step budgets.
 
-    The budgets are compared on the same targets: per budget, the unit with the largest target count that
-    every budget of the dtype has (e.g. the 10-target unit at 300 steps, not the 20-target one, when 600
-    steps has only 10), else the one with the most outcomes.
+    A curve changes the budget only: its units share one patience share (:func:`patience_share`: none, or
+    the patience as the same share of each budget), so 300 steps with patience 100 and 600 steps with no
+    patience are never one curve (that pair would change the stopping rule too). Per dtype the share with
+    the most budgets is used (ties: no patience). The budgets are compared on the same targets: per
+    budget, the unit with the largest target count that every budget of the curve has (e.g. the 10-target
+    unit at 300 steps, not the 20-target one, when 600 steps has only 10), else the one with the most
+    outcomes.
 
     Returns:
         dtype -> units sorted by step budget, one per budget; only dtypes with at least two budgets.
     """
-    by: dict = {}
+    groups: dict = {}
     for u in summaries:
         if (u.kind, u.m, u.instrument, u.state) != (kind, m, instrument, "complete") or u.fit is None or not u.fit.ok:
             continue
-        by.setdefault(u.dtype, {}).setdefault(u.max_steps, []).append(u)
+        groups.setdefault(u.dtype, {}).setdefault(patience_share(u), {}).setdefault(u.max_steps, []).append(u)
+    by = {
+        dtype: max(shares.items(), key=lambda kv: (len(kv[1]), kv[0] == 1.0))[1] for dtype, shares in groups.items()
+    }
     out: dict = {}
     for dtype, budgets in sorted(by.items()):
         if len(budgets) < 2:
@@ -330,7 +353,8 @@ def budget_moves(
     A slope measured at ``base_steps`` is a slope of that budget; if a larger budget moved every n50 by the same
     factor, it would move the slope by that factor too. This pairs, per m, the complete fitted unit of the
     authors' optimiser at ``max_steps`` with the one at ``base_steps`` that has the same target count (so the
-    same targets), chapter 3's test of that "alike".
+    same targets) and the same :func:`patience_share` (so the same stopping rule), chapter 3's test of that
+    "alike".
 
     Returns:
         (m, unit at base_steps, unit at max_steps) for every m with both, sorted by m.
@@ -341,12 +365,12 @@ def budget_moves(
         for u in summaries:
             if (u.kind, u.instrument, u.dtype, u.state, u.max_steps) == (kind, "paper", dtype, "complete", steps):
                 if u.fit is not None and u.fit.ok and u.disagreements == 0:
-                    found[(u.m, u.n_targets)] = u
+                    found[(u.m, u.n_targets, patience_share(u))] = u
         return found
 
     base, big = pick(base_steps), pick(max_steps)
     pairs = {}
-    for (m, t), u in big.items():
-        if (m, t) in base and (m not in pairs or t > pairs[m][1].n_targets):
-            pairs[m] = (base[(m, t)], u)
+    for (m, t, share), u in big.items():
+        if (m, t, share) in base and (m not in pairs or t > pairs[m][1].n_targets):
+            pairs[m] = (base[(m, t, share)], u)
     return [(m, *pairs[m]) for m in sorted(pairs)]

@@ -118,7 +118,8 @@ def _table1_smollm2() -> list[CrammingUnit]:
     (the 1,200-step run continues the 600-step run's capped failures), m = 4, 20 targets at m = 1, the
     random-words budget curve (600 steps at m = 1), 20 targets at m = 2; then natural text at 600 steps for
     m = 2 and 3, which says whether a larger budget moves every n50 alike (the slope at 600 steps), and
-    random words at 600 steps for m = 2 and 3 (the same question for the other kind)."""
+    random words at 600 steps for m = 2 and 3 (the same question for the other kind); then m = 4 at 600 steps for
+    both kinds, so that each 600-step slope rests on four n50s, as the 300-step slopes do."""
     base = dict(patience=None)
     return [
         CrammingUnit("natural", 1, **base),
@@ -144,6 +145,8 @@ def _table1_smollm2() -> list[CrammingUnit]:
         CrammingUnit("natural", 3, max_steps=600, **base),
         CrammingUnit("random_words", 2, max_steps=600, **base),
         CrammingUnit("random_words", 3, max_steps=600, **base),
+        CrammingUnit("natural", 4, max_steps=600, **base),
+        CrammingUnit("random_words", 4, max_steps=600, **base),
     ]
 
 

@@ -54,7 +54,8 @@ class MeasuredSlope:
         return self.fit is not None and self.fit.reliable
 
     def describe(self) -> str:
-        """e.g. ``"C_exp = 11.2 [9.8, 12.6] (m = 1, 2, 3; R² 0.99)"`` or why there is none."""
+        """e.g. ``"C_exp = 11.2 [9.8, 12.6] (m = 1, 2, 3; R² 0.99)"`` or why there is none; the m whose n50
+        interval is extrapolated past the lengths tried, or whose point the steepness cap sets, are named."""
         ms = ", ".join(str(u.m) for u in self.units)
         if self.fit is None:
             open_ms = [str(u.m) for u in self.units if any(getattr(u.fit, "ci_open", (False, False)))]
@@ -69,7 +70,12 @@ class MeasuredSlope:
         )
         interval = f"[{lo:.1f}, {hi:.1f}]" if np.isfinite(lo) and np.isfinite(hi) else "(no interval from two points)"
         fit_text = f"R² {self.fit.r_squared:.3f}" if self.fit.n_points >= 3 else "a line through two points, R² says nothing"
-        return f"C_exp = {self.fit.slope:.1f} {interval} (m = {ms}; {fit_text}{flag})"
+        ext = [str(u.m) for u in self.units if getattr(u, "extrapolated", False)]
+        cap = [str(u.m) for u in self.units if getattr(u, "placed_by_cap", False)]
+        edges = (f"; the n50 interval at m = {', '.join(ext)} has an end past the lengths tried" if ext else "") + (
+            f"; the n50 point at m = {', '.join(cap)} is set by the fit's steepness cap, the data placing it only "
+            "within its interval" if cap else "")
+        return f"C_exp = {self.fit.slope:.1f} {interval} (m = {ms}; {fit_text}{flag}{edges})"
 
 
 def measured_slopes(
@@ -127,16 +133,19 @@ def ratio_text(C: float | None, slope: MeasuredSlope, digits: int = 1) -> str:
     return f"{r:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def differences_from_authors(units) -> str:
-    """Every known difference between our Gemma-3-270M cramming units and the authors' runs, as one phrase.
+def differences_from_authors(units, model: str = "gemma-3-270m") -> str:
+    """Every known difference between our cramming units of one model and the authors' runs, as one phrase.
 
-    Gemma-3-270M is the one model both the paper's cramming experiment (Section 5.1, its cramming figure
-    and Table 1) and these runs measure; chapters 3 and 5 set its n50 and slopes beside the paper's with
-    this list.
+    Gemma-3-270M is the one model both the paper's cramming experiment (Section 5.1, its cramming figure and
+    Table 1) and these runs measure; for another model (SmolLM2-135M, nano) the same list says how our runs
+    differ from the authors' protocol, the model itself aside. Chapters 3 and 5 set n50 and slopes beside the
+    paper's with this list.
 
     Args:
         units: one or more :class:`~accessibility_lib.runs.cramming_summary.UnitSummary` of one budget and
             one target kind (e.g. a slope's units, by m); the first gives the budget and kind.
+        model: the units' model (a name in :data:`accessibility_lib.models.fetch.SOURCES`, else one of the
+            book's own models, trained here); it names the checkpoint and, for Gemma, the precision caveat.
 
     Returns:
         e.g. ``"budget (their 3000 steps with patience 500 against our 300 with patience 100, ...), text
@@ -145,6 +154,8 @@ def differences_from_authors(units) -> str:
     Raises:
         ValueError: no units, or units of more than one budget or target kind.
     """
+    from accessibility_lib.models.fetch import SOURCES
+
     units = list(units)
     if not units:
         raise ValueError("differences_from_authors needs at least one cramming unit")
@@ -163,5 +174,8 @@ def differences_from_authors(units) -> str:
               + ("with no patience" if u.patience is None else f"with patience {u.patience}")
               + ", and a larger budget can only help a search that was still improving")
     text = "text (Austen against their PG19)" if u.kind == "natural" else "word list (ours against theirs)"
-    return (f"budget ({budget}), {text}, targets ({targets}), weights (a 4-bit file, dequantised) and precision "
-            "(float32 against a setting their published code does not reproduce: its fp16 autocast fails on Gemma)")
+    weights = (f"weights ({SOURCES[model]['model']}, a 4-bit file)" if model in SOURCES
+               else "weights (the book's own model, trained here)")
+    precision = ("float32 against a setting their published code does not reproduce: its fp16 autocast fails on "
+                 "Gemma" if model.startswith("gemma") else "float32 against their published code's fp16 autocast")
+    return f"budget ({budget}), {text}, targets ({targets}), {weights} and precision ({precision})"

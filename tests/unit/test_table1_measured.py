@@ -164,10 +164,64 @@ def test_the_differences_from_the_authors_name_budget_kind_and_targets_of_the_un
     text = T.differences_from_authors([unit(1, 20), unit(2, 20), unit(3, 10)])
     assert "their 3000 steps with patience 500 against our 300 with patience 100" in text
     assert "20 a length at m = 1, 2, 10 a length at m = 3" in text
-    assert "text (Austen against their PG19)" in text and "4-bit" in text and "fp16 autocast" in text
+    assert "text (Austen against their PG19)" in text and "Q4_K_M" in text and "fails on Gemma" in text
+    smol = T.differences_from_authors([unit(1, 10)], "smollm2-135m")
+    assert "SmolLM2-135M-Instruct, GGUF Q4_1" in smol and "against their published code's fp16 autocast" in smol
+    assert "the book's own model" in T.differences_from_authors([unit(1, 10)], "nano")
     words = T.differences_from_authors([unit(1, 10, kind="random_words", steps=600, patience=None)])
     assert "against our 600 with no patience" in words and "word list (ours against theirs)" in words
     with pytest.raises(ValueError, match="at least one"):
         T.differences_from_authors([])
     with pytest.raises(ValueError, match="one target kind and one budget"):
         T.differences_from_authors([unit(1, 20), unit(2, 20, steps=600)])
+
+
+def test_a_budget_curve_never_pairs_two_stopping_rules():
+    """Gemma's base units run 300 steps with patience 100, its budget curve 600 and 1,200 steps with none: the
+    curve is the two no-patience budgets, not 300 → 1,200 (that pair would change the patience too). A scaled
+    patience (a third of each budget, the old bfloat16 pair) is one curve; budget_moves pairs alike."""
+    from types import SimpleNamespace
+
+    from accessibility_lib.runs import cramming_summary as CS
+
+    def unit(steps, patience, m=1, dtype="float32"):
+        return SimpleNamespace(
+            kind="natural",
+            m=m,
+            instrument="paper",
+            state="complete",
+            fit=SimpleNamespace(ok=True),
+            dtype=dtype,
+            max_steps=steps,
+            patience=patience,
+            n_targets=10,
+            n_outcomes=50,
+            disagreements=0,
+        )
+
+    gemma = [unit(300, 100), unit(600, None), unit(1200, None)]
+    assert [(u.max_steps, u.patience) for u in CS.budget_curve(gemma, "natural")["float32"]] == [
+        (600, None),
+        (1200, None),
+    ]
+    assert CS.budget_curve([unit(300, 100), unit(600, None)], "natural") == {}
+    scaled = [unit(300, 100, dtype="bfloat16"), unit(600, 200, dtype="bfloat16")]
+    assert [u.max_steps for u in CS.budget_curve(scaled, "natural")["bfloat16"]] == [300, 600]
+    assert CS.budget_moves([unit(300, 100, m=2), unit(600, None, m=2)], "natural", 600, 300) == []
+    assert [m for m, _, _ in CS.budget_moves([unit(300, None, m=2), unit(600, None, m=2)], "natural", 600, 300)] == [2]
+
+
+def test_an_n50_set_by_the_steepness_bound_is_flagged_placed_by_cap():
+    """Gemma's random-words m = 2 (all crammed below n = 8, none above, some at 8) enters its slope with a point
+    the steepness cap places; SmolLM2's natural m = 2 (20 targets) does not, and a progressive unit never is."""
+    from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_summary as CS
+
+    gemma = {u.uid: u for u in CS.summarize(CA.load_artifact("gemma-3-270m"))}
+    u = gemma["random_words/replication/m2/steps300/paper/float32"]
+    assert u.placed_by_cap and u.fit.capped_at is not None
+    smol = {u.uid: u for u in CS.summarize(CA.load_artifact("smollm2-135m"))}
+    assert not smol["natural/replication/m2/steps300/paper/float32/t20"].placed_by_cap
+    assert not smol["natural/replication/m1/steps300/progressive/float32"].placed_by_cap
+    slope = T.measured_slopes("gemma-3-270m")["random_words"]
+    assert "the n50 point at m = 2 is set by the fit's steepness cap" in slope.describe()

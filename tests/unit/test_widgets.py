@@ -366,3 +366,13 @@ def test_js_integer_sliders_land_on_the_models_values() -> None:
     assert got["vocab"] == 50304
     assert got["away"] != 768 and got["away"] == round(10 ** (math.log10(768) + 0.6 * step))
     assert all(v == round(10**p) for v, p in zip(got["bare"], positions, strict=True))
+
+
+def test_a_book_model_that_is_also_the_papers_names_both_radii() -> None:
+    """Gemma-3-270M is in the paper's list (r∞ 9.95, L2 51, the authors' models list) and in the book's menu with
+    our measured radii: the menu's source says both; nano, not a paper model, gets no note."""
+    from accessibility_lib.figures.widgets.data import same_model_note
+
+    note = same_model_note("gemma-3-270m", {"linf": 679.2, "l2": 702.5})
+    assert "r∞ = 9.95 and L2 = 51 against our 679 and 702" in note and "unexplained" in note
+    assert same_model_note("nano", {"linf": 3.0, "l2": 9.0}) == ""
