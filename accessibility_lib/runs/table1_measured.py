@@ -59,8 +59,12 @@ class MeasuredSlope:
         ms = ", ".join(str(u.m) for u in self.units)
         if self.fit is None:
             open_ms = [str(u.m) for u in self.units if any(getattr(u.fit, "ci_open", (False, False)))]
-            why = (f"; the n50 interval at m = {', '.join(open_ms)} is open, a bound rather than an interval, so "
-                   "fewer than two m can be fitted" if open_ms else "; fewer than two m")
+            why = (
+                f"; the n50 interval at m = {', '.join(open_ms)} is open, a bound rather than an interval, so "
+                "fewer than two m can be fitted"
+                if open_ms
+                else "; fewer than two m"
+            )
             return f"no slope (complete at m = {ms or 'none'}{why})"
         lo, hi = self.fit.ci
         flag = (
@@ -69,12 +73,17 @@ class MeasuredSlope:
             else "; not reliable: " + ("fewer than 3 m" if self.fit.n_points < 3 else "interval includes 0")
         )
         interval = f"[{lo:.1f}, {hi:.1f}]" if np.isfinite(lo) and np.isfinite(hi) else "(no interval from two points)"
-        fit_text = f"R² {self.fit.r_squared:.3f}" if self.fit.n_points >= 3 else "a line through two points, R² says nothing"
+        fit_text = (
+            f"R² {self.fit.r_squared:.3f}" if self.fit.n_points >= 3 else "a line through two points, R² says nothing"
+        )
         ext = [str(u.m) for u in self.units if getattr(u, "extrapolated", False)]
         cap = [str(u.m) for u in self.units if getattr(u, "placed_by_cap", False)]
         edges = (f"; the n50 interval at m = {', '.join(ext)} has an end past the lengths tried" if ext else "") + (
             f"; the n50 point at m = {', '.join(cap)} is set by the fit's steepness cap, the data placing it only "
-            "within its interval" if cap else "")
+            "within its interval"
+            if cap
+            else ""
+        )
         return f"C_exp = {self.fit.slope:.1f} {interval} (m = {ms}; {fit_text}{flag}{edges})"
 
 
@@ -137,45 +146,58 @@ def differences_from_authors(units, model: str = "gemma-3-270m") -> str:
     """Every known difference between our cramming units of one model and the authors' runs, as one phrase.
 
     Gemma-3-270M is the one model both the paper's cramming experiment (Section 5.1, its cramming figure and
-    Table 1) and these runs measure; for another model (SmolLM2-135M, nano) the same list says how our runs
-    differ from the authors' protocol, the model itself aside. Chapters 3 and 5 set n50 and slopes beside the
-    paper's with this list.
+    Table 1) and these runs measure; for the other fetched model (SmolLM2-135M) the same list says how our
+    runs differ from the authors' protocol, the model itself aside. Chapters 3 and 5 set n50 and slopes beside
+    the paper's with this list.
 
     Args:
         units: one or more :class:`~accessibility_lib.runs.cramming_summary.UnitSummary` of one budget and
             one target kind (e.g. a slope's units, by m); the first gives the budget and kind.
-        model: the units' model (a name in :data:`accessibility_lib.models.fetch.SOURCES`, else one of the
-            book's own models, trained here); it names the checkpoint and, for Gemma, the precision caveat.
+        model: the units' model, a name in :data:`accessibility_lib.models.fetch.SOURCES` (their natural
+            targets are Austen passages); it names the checkpoint and, for Gemma, the precision caveat.
 
     Returns:
         e.g. ``"budget (their 3000 steps with patience 500 against our 300 with patience 100, ...), text
         (Austen against their PG19), targets (...), weights (...) and precision (...)"``.
 
     Raises:
-        ValueError: no units, or units of more than one budget or target kind.
+        ValueError: no units, units of more than one budget or target kind, or a model not in ``SOURCES``
+            (the book's own models train and cram on other text; their differences are not this list).
     """
     from accessibility_lib.models.fetch import SOURCES
 
+    if model not in SOURCES:
+        raise ValueError(
+            f"differences_from_authors lists the fetched real models' differences ({', '.join(SOURCES)}), got {model!r}"
+        )
     units = list(units)
     if not units:
         raise ValueError("differences_from_authors needs at least one cramming unit")
     u = units[0]
     if {(v.kind, v.max_steps, v.patience) for v in units} != {(u.kind, u.max_steps, u.patience)}:
-        raise ValueError("differences_from_authors takes units of one target kind and one budget, got "
-                         + ", ".join(sorted({f"{v.kind} at {v.max_steps} steps" for v in units})))
+        raise ValueError(
+            "differences_from_authors takes units of one target kind and one budget, got "
+            + ", ".join(sorted({f"{v.kind} at {v.max_steps} steps" for v in units}))
+        )
     a_steps = paper.AUTHORS_CRAMMING_STEPS
     per_m: dict[int, list[str]] = {}
     for v in units:
         per_m.setdefault(v.n_targets, []).append(str(v.m))
-    targets = ("ours, not theirs; "
-               + ", ".join(f"{t} a length at m = {', '.join(ms)}" for t, ms in sorted(per_m.items(), reverse=True))
-               + " where the crossing is pinned, against their 20")
-    budget = (f"their {a_steps['max_steps']} steps with patience {a_steps['patience']} against our {u.max_steps} "
-              + ("with no patience" if u.patience is None else f"with patience {u.patience}")
-              + ", and a larger budget can only help a search that was still improving")
+    targets = (
+        "ours, not theirs; "
+        + ", ".join(f"{t} a length at m = {', '.join(ms)}" for t, ms in sorted(per_m.items(), reverse=True))
+        + " where the crossing is pinned, against their 20"
+    )
+    budget = (
+        f"their {a_steps['max_steps']} steps with patience {a_steps['patience']} against our {u.max_steps} "
+        + ("with no patience" if u.patience is None else f"with patience {u.patience}")
+        + ", and a larger budget can only help a search that was still improving"
+    )
     text = "text (Austen against their PG19)" if u.kind == "natural" else "word list (ours against theirs)"
-    weights = (f"weights ({SOURCES[model]['model']}, a 4-bit file)" if model in SOURCES
-               else "weights (the book's own model, trained here)")
-    precision = ("float32 against a setting their published code does not reproduce: its fp16 autocast fails on "
-                 "Gemma" if model.startswith("gemma") else "float32 against their published code's fp16 autocast")
+    weights = f"weights ({SOURCES[model]['model']}, a 4-bit file)"
+    precision = (
+        "float32 against a setting their published code does not reproduce: its fp16 autocast fails on Gemma"
+        if model.startswith("gemma")
+        else "float32 against their published code's fp16 autocast"
+    )
     return f"budget ({budget}), {text}, targets ({targets}), {weights} and precision ({precision})"
