@@ -71,7 +71,13 @@ class UnitSummary:
         """Whether the n50 interval is closed but an end lies outside the lengths tried (placed by the fitted
         curve's shape, not by a length on that side); False without a fixed-length fit."""
         f = self.fit
-        if f is None or not getattr(f, "ok", False) or not hasattr(f, "ci_open") or any(f.ci_open) or not len(self.lengths):
+        if (
+            f is None
+            or not getattr(f, "ok", False)
+            or not hasattr(f, "ci_open")
+            or any(f.ci_open)
+            or not len(self.lengths)
+        ):
             return False
         return bool(f.ci[0] < self.lengths.min() or f.ci[1] > self.lengths.max())
 
@@ -205,11 +211,30 @@ def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
         return None, "no failure"
     share = f"{at_cap} of its {fails} failures used the whole step budget"
     if all(u.patience is None for u in units):
-        return None, (share + " — by construction, with no patience, so this says nothing about convergence; "
-                      "a budget curve (the same targets at larger budgets) is the test")
+        return None, (
+            share + " — by construction, with no patience, so this says nothing about convergence; "
+            "a budget curve (the same targets at larger budgets) is the test"
+        )
     if at_cap > fails / 2:
         return True, share + " while still improving, so a larger budget may raise its n50s (no patience ran out)"
     return False, share
+
+
+def edge_notes(units: list) -> list[str]:
+    """Clauses naming the m whose n50 interval has an end past the lengths tried (``extrapolated``) and the m whose
+    n50 point the steepness cap sets (``placed_by_cap``); empty when neither. One wording for every printed slope."""
+    ext = ", ".join(str(u.m) for u in units if getattr(u, "extrapolated", False))
+    cap = ", ".join(str(u.m) for u in units if getattr(u, "placed_by_cap", False))
+    notes = []
+    if ext:
+        notes.append(
+            f"the n50 interval at m = {ext} has an end past the lengths tried, placed by the fitted curve's shape"
+        )
+    if cap:
+        notes.append(
+            f"the n50 point at m = {cap} is set by the fit's steepness cap, the data placing it only within its interval"
+        )
+    return notes
 
 
 def patience_share(u: UnitSummary) -> float:
@@ -237,9 +262,7 @@ def budget_curve(summaries: list[UnitSummary], kind: str, m: int = 1, instrument
         if (u.kind, u.m, u.instrument, u.state) != (kind, m, instrument, "complete") or u.fit is None or not u.fit.ok:
             continue
         groups.setdefault(u.dtype, {}).setdefault(patience_share(u), {}).setdefault(u.max_steps, []).append(u)
-    by = {
-        dtype: max(shares.items(), key=lambda kv: (len(kv[1]), kv[0] == 1.0))[1] for dtype, shares in groups.items()
-    }
+    by = {dtype: max(shares.items(), key=lambda kv: (len(kv[1]), kv[0] == 1.0))[1] for dtype, shares in groups.items()}
     out: dict = {}
     for dtype, budgets in sorted(by.items()):
         if len(budgets) < 2:

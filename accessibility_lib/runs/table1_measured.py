@@ -76,14 +76,7 @@ class MeasuredSlope:
         fit_text = (
             f"R² {self.fit.r_squared:.3f}" if self.fit.n_points >= 3 else "a line through two points, R² says nothing"
         )
-        ext = [str(u.m) for u in self.units if getattr(u, "extrapolated", False)]
-        cap = [str(u.m) for u in self.units if getattr(u, "placed_by_cap", False)]
-        edges = (f"; the n50 interval at m = {', '.join(ext)} has an end past the lengths tried" if ext else "") + (
-            f"; the n50 point at m = {', '.join(cap)} is set by the fit's steepness cap, the data placing it only "
-            "within its interval"
-            if cap
-            else ""
-        )
+        edges = "".join("; " + note for note in CS.edge_notes(self.units))
         return f"C_exp = {self.fit.slope:.1f} {interval} (m = {ms}; {fit_text}{flag}{edges})"
 
 

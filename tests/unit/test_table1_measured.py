@@ -226,3 +226,20 @@ def test_an_n50_set_by_the_steepness_bound_is_flagged_placed_by_cap():
     assert not smol["natural/replication/m1/steps300/progressive/float32"].placed_by_cap
     slope = T.measured_slopes("gemma-3-270m")["random_words"]
     assert "the n50 point at m = 2 is set by the fit's steepness cap" in slope.describe()
+
+
+def test_edge_notes_name_each_flagged_m_once_in_one_wording():
+    """One clause per flag, naming every m that carries it; none when no unit is flagged (chapters 3 and 5 and
+    ``MeasuredSlope.describe`` all print these clauses)."""
+    from types import SimpleNamespace
+
+    from accessibility_lib.runs import cramming_summary as CS
+
+    def unit(m, ext=False, cap=False):
+        return SimpleNamespace(m=m, extrapolated=ext, placed_by_cap=cap)
+
+    assert CS.edge_notes([unit(1), unit(2)]) == []
+    notes = CS.edge_notes([unit(1, ext=True), unit(2, cap=True), unit(3, ext=True)])
+    assert len(notes) == 2
+    assert notes[0].startswith("the n50 interval at m = 1, 3 has an end past the lengths tried")
+    assert notes[1].startswith("the n50 point at m = 2 is set by the fit's steepness cap")
