@@ -1,2 +1,1 @@
-"""Running the book: typed parameters and presets, the chapter registry, store-keyed units and the one function that runs each, sweeps (serial or Ray), artifacts, the scale plan.
-"""
+"""Running the book: typed parameters and presets, the chapter registry, store-keyed units and the one function that runs each, sweeps (serial or Ray), artifacts, the scale plan."""

@@ -135,9 +135,9 @@ def write_artifact(path: str | os.PathLike, header: dict, label: str | None = No
     Returns:
         The artifact as written.
     """
-    from accessibility_lib.ground.results import dumps
-
     import fcntl
+
+    from accessibility_lib.ground.results import dumps
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accessibility_lib.experiments.targets import KEY_TAG
 from accessibility_lib.experiments.instruments import check_budget, get_instrument
-
-from typing import TYPE_CHECKING
+from accessibility_lib.experiments.targets import KEY_TAG
 
 if TYPE_CHECKING:
     from accessibility_lib.models.handle import ModelHandle
@@ -185,14 +184,16 @@ PLANS = {
     # the budget curve of natural text at m = 1 (600 and 1,200 steps with no patience, the longer continuing the
     # shorter's capped failures), which says how much of the gap to the authors' 17.07 (3,000 steps, patience
     # 500) a larger budget closes
-    ("gemma-3-270m", "table1"): lambda: [
-        CrammingUnit(kind, m, design="bisect" if m == 1 else "sequential")
-        for m in (1, 2)
-        for kind in ("natural", "random_words")
-    ]
-    + [CrammingUnit(kind, 1, n_targets=20) for kind in ("natural", "random_words")]
-    + [CrammingUnit(kind, m) for m in (3, 4) for kind in ("random_words", "natural")]
-    + [CrammingUnit("natural", 1, max_steps=steps, patience=None) for steps in (600, 1200)],
+    ("gemma-3-270m", "table1"): lambda: (
+        [
+            CrammingUnit(kind, m, design="bisect" if m == 1 else "sequential")
+            for m in (1, 2)
+            for kind in ("natural", "random_words")
+        ]
+        + [CrammingUnit(kind, 1, n_targets=20) for kind in ("natural", "random_words")]
+        + [CrammingUnit(kind, m) for m in (3, 4) for kind in ("random_words", "natural")]
+        + [CrammingUnit("natural", 1, max_steps=steps, patience=None) for steps in (600, 1200)]
+    ),
     ("nano", "instruments"): _instruments_nano,
     # a quick plan for tests and demonstrations on the shipped model
     ("nano", "smoke"): lambda: [

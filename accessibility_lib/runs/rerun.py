@@ -205,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     book = Path(args.book).resolve() if args.book else ROOT / "book"
     # a book folder beside a _toc.yml: its chapters from the registry; a bare folder: every notebook in it
     toc_root = book.parent
-    available = toc_chapters(toc_root) if (toc_root / "_toc.yml").exists() else sorted(p.stem for p in book.glob("*.ipynb"))
+    available = (
+        toc_chapters(toc_root) if (toc_root / "_toc.yml").exists() else sorted(p.stem for p in book.glob("*.ipynb"))
+    )
     chapters = args.chapters or available
     unknown = [c for c in chapters if not (book / f"{c}.ipynb").exists()]
     if unknown:

@@ -353,5 +353,3 @@ def chunking(preset: str = "paper") -> list[dict]:
             "maximum per point (cells.argmax_tokens); W_U stays resident",
         },
     ]
-
-

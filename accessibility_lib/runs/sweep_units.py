@@ -126,8 +126,13 @@ def plan_work(
         if chapter == "cramming":  # one unit per target kind: its ms in order, each from the n50s before it
             for kind in p["kinds"]:
                 units.append(
-                    WorkUnit(chapter, {**spec, "kind": kind}, f"cramming {p['model_name']} {kind} m={p['ms']}",
-                         p["model_name"], dev)
+                    WorkUnit(
+                        chapter,
+                        {**spec, "kind": kind},
+                        f"cramming {p['model_name']} {kind} m={p['ms']}",
+                        p["model_name"],
+                        dev,
+                    )
                 )
         elif chapter == "support":
             for name in p["models"]:

@@ -77,7 +77,9 @@ def _running_path(store: ResultStore, unit: WorkUnit) -> Path:
     return store._path(NAMESPACE, unit.key()).with_suffix(".running")
 
 
-def run_unit(unit: WorkUnit | dict, root: str | os.PathLike, device: str | None = None, token: str | None = None) -> dict:
+def run_unit(
+    unit: WorkUnit | dict, root: str | os.PathLike, device: str | None = None, token: str | None = None
+) -> dict:
     """Run one unit into the store at ``root`` (skipped when its record is there); return its record.
 
     While it runs, ``<record>.running`` beside the record names the process (host, pid, start time); it

@@ -13,9 +13,9 @@ these and only these, so the same parameters always make the same store entries:
 
 from __future__ import annotations
 
-from accessibility_lib.runs.cramming_units import CrammingUnit
-
 from typing import TYPE_CHECKING
+
+from accessibility_lib.runs.cramming_units import CrammingUnit
 
 if TYPE_CHECKING:
     from accessibility_lib.models.handle import ModelHandle
