@@ -194,32 +194,6 @@ def summarize(artifact: dict, *, prefix_closure: bool = False) -> list[UnitSumma
     return out
 
 
-def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
-    """What the failures at the step cap say about a set of units (one model and target kind).
-
-    Returns:
-        (limited, text): ``limited`` is True when the units give up early (a patience) and still more than
-        half of their failures used the whole budget — their loss was still improving when the budget ended
-        them, so a larger budget may raise the n50s (whether it does, only a budget curve says); False when
-        half or fewer did; None when no unit has a patience
-        (then every failure runs the whole budget by construction and the share says nothing: a budget
-        curve, the same targets at larger budgets, is the test) or there is no failure. ``text`` says so.
-    """
-    fails = sum(u.failures for u in units)
-    at_cap = sum(u.failures_at_cap for u in units)
-    if not fails:
-        return None, "no failure"
-    share = f"{at_cap} of its {fails} failures used the whole step budget"
-    if all(u.patience is None for u in units):
-        return None, (
-            share + " — by construction, with no patience, so this says nothing about convergence; "
-            "a budget curve (the same targets at larger budgets) is the test"
-        )
-    if at_cap > fails / 2:
-        return True, share + " while still improving, so a larger budget may raise its n50s (no patience ran out)"
-    return False, share
-
-
 def edge_notes(units: list) -> list[str]:
     """Clauses naming the m whose n50 interval has an end past the lengths tried (``extrapolated``) and the m whose
     n50 point the steepness cap sets (``placed_by_cap``); empty when neither. One wording for every printed slope."""
@@ -237,47 +211,6 @@ def edge_notes(units: list) -> list[str]:
     return notes
 
 
-def patience_share(u: UnitSummary) -> float:
-    """A unit's patience as a share of its step budget: 1.0 with no patience (a trial runs to the cap unless
-    it succeeds), e.g. 1/3 for 300 steps with patience 100. Two budgets of one share differ in the budget only."""
-    return 1.0 if u.patience is None else round(u.patience / u.max_steps, 6)
-
-
-def budget_curve(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> dict:
-    """Per dtype, the complete fitted units of one kind, m and instrument at two or more step budgets.
-
-    A curve changes the budget only: its units share one patience share (:func:`patience_share`: none, or
-    the patience as the same share of each budget), so 300 steps with patience 100 and 600 steps with no
-    patience are never one curve (that pair would change the stopping rule too). Per dtype the share with
-    the most budgets is used (ties: no patience). The budgets are compared on the same targets: per
-    budget, the unit with the largest target count that every budget of the curve has (e.g. the 10-target
-    unit at 300 steps, not the 20-target one, when 600 steps has only 10), else the one with the most
-    outcomes.
-
-    Returns:
-        dtype -> units sorted by step budget, one per budget; only dtypes with at least two budgets.
-    """
-    groups: dict = {}
-    for u in summaries:
-        if (u.kind, u.m, u.instrument, u.state) != (kind, m, instrument, "complete") or u.fit is None or not u.fit.ok:
-            continue
-        groups.setdefault(u.dtype, {}).setdefault(patience_share(u), {}).setdefault(u.max_steps, []).append(u)
-    by = {dtype: max(shares.items(), key=lambda kv: (len(kv[1]), kv[0] == 1.0))[1] for dtype, shares in groups.items()}
-    out: dict = {}
-    for dtype, budgets in sorted(by.items()):
-        if len(budgets) < 2:
-            continue
-        common = set.intersection(*({u.n_targets for u in us} for us in budgets.values()))
-        out[dtype] = [
-            max(
-                (u for u in us if not common or u.n_targets == max(common)),
-                key=lambda u: u.n_outcomes,
-            )
-            for _, us in sorted(budgets.items())
-        ]
-    return out
-
-
 def one_per_settings(summaries: list[UnitSummary]) -> list[UnitSummary]:
     """The units with one complete unit per setting: where complete units differ only in their target
     count (10 and 20 targets of the same kind, m, budget, patience, instrument and dtype), the one with
@@ -291,34 +224,6 @@ def one_per_settings(summaries: list[UnitSummary]) -> list[UnitSummary]:
                 best[k] = u
     keep = {id(u) for u in best.values()}
     return [u for u in summaries if u.state != "complete" or id(u) in keep]
-
-
-def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> str:
-    """One sentence per dtype on what the budget curve says, or that none is stored (chapters 3 and 5).
-
-    Disjoint intervals at the smallest and largest budget mean the smaller budget's n50 has not converged
-    (it is a lower estimate); overlapping ones only mean the budgets are not shown to differ.
-    """
-    curves = budget_curve(summaries, kind, m, instrument)
-    if not curves:
-        return f"no budget curve is complete for {kind.replace('_', ' ')} at m = {m} yet"
-    parts = []
-    for dtype, us in curves.items():
-        a, b = us[0], us[-1]
-        moved = b.fit.ci[0] > a.fit.ci[1]
-        dis = sum(int(u.disagreements) for u in us)
-        caveat = f" (whose decode paths disagreed at {dis} checks)" if dis else ""
-        parts.append(
-            f"in {dtype}{caveat}, n50 at m = {m} is {a.fit.describe()} with {a.budget_label.split(',')[0]} and "
-            f"{b.fit.describe()} with {b.budget_label.split(',')[0]}"
-            + (
-                ": the intervals are disjoint, so the smaller budget's n50 has not converged and is a lower estimate"
-                if moved
-                else ": the intervals overlap, so the budgets are not shown to differ at this precision "
-                "(which does not prove convergence)"
-            )
-        )
-    return "; ".join(parts)
 
 
 def slopes(
@@ -366,34 +271,3 @@ def slopes(
             fit = fit_slope([s.m for s in closed], [s.fit.n50 for s in closed], n50_ci=ci if ok_ci else None)
         out[kind] = (pts, fit)
     return out
-
-
-def budget_moves(
-    summaries: list[UnitSummary], kind: str, max_steps: int, base_steps: int, *, dtype: str = "float32"
-) -> list[tuple[int, UnitSummary, UnitSummary]]:
-    """Per m, the same targets at two step budgets: how a larger budget moves n50 at every m stored.
-
-    A slope measured at ``base_steps`` is a slope of that budget; if a larger budget moved every n50 by the same
-    factor, it would move the slope by that factor too. This pairs, per m, the complete fitted unit of the
-    authors' optimiser at ``max_steps`` with the one at ``base_steps`` that has the same target count (so the
-    same targets) and the same :func:`patience_share` (so the same stopping rule), chapter 3's test of that
-    "alike".
-
-    Returns:
-        (m, unit at base_steps, unit at max_steps) for every m with both, sorted by m.
-    """
-
-    def pick(steps: int) -> dict:
-        found: dict = {}
-        for u in summaries:
-            if (u.kind, u.instrument, u.dtype, u.state, u.max_steps) == (kind, "paper", dtype, "complete", steps):
-                if u.fit is not None and u.fit.ok and u.disagreements == 0:
-                    found[(u.m, u.n_targets, patience_share(u))] = u
-        return found
-
-    base, big = pick(base_steps), pick(max_steps)
-    pairs = {}
-    for (m, t, share), u in big.items():
-        if (m, t, share) in base and (m not in pairs or t > pairs[m][1].n_targets):
-            pairs[m] = (base[(m, t, share)], u)
-    return [(m, *pairs[m]) for m in sorted(pairs)]

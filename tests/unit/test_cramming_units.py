@@ -239,6 +239,7 @@ def test_a_complete_units_cost_is_its_searchs_and_one_setting_is_drawn_once():
 
 def test_the_budget_curve_compares_budgets_on_the_same_targets():
     """With 10 and 20 targets at 300 steps and only 10 at 600, the curve takes the 10-target unit at both."""
+    from accessibility_lib.runs import cramming_budget as CB
     from accessibility_lib.runs import cramming_summary as CS
 
     rows10 = _rows(range(10), (4, 6, 8), lambda n, i: i < 10 - n)
@@ -249,5 +250,5 @@ def test_the_budget_curve_compares_budgets_on_the_same_targets():
         _fixed_record(20, rows20),
         CA.unit_record(u600, plan="t", weights="w", source=("s", {}), outcomes=rows10, state="complete"),
     ]
-    curve = CS.budget_curve(CS.summarize({"format": 2, "units": recs}), "natural")["float32"]
+    curve = CB.budget_curve(CS.summarize({"format": 2, "units": recs}), "natural")["float32"]
     assert [(u.max_steps, u.n_targets) for u in curve] == [(300, 10), (600, 10)]

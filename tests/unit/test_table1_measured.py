@@ -57,7 +57,7 @@ def _unit(failures: int, at_cap: int, patience):
 def test_budget_reading_decides_only_with_a_patience():
     """Without a patience every failure runs the whole budget by construction: the share at the cap says
     nothing (None), where with a patience more than half at the cap means budget-limited."""
-    from accessibility_lib.runs.cramming_summary import budget_reading
+    from accessibility_lib.runs.cramming_budget import budget_reading
 
     limited, text = budget_reading([_unit(11, 11, None), _unit(16, 16, None)])
     assert limited is None and "27 of its 27" in text and "by construction" in text
@@ -109,33 +109,42 @@ def test_the_budget_curve_says_when_a_larger_budget_moved_n50_and_when_it_only_o
     """The stored SmolLM2 bfloat16 pair (300 then 600 steps, natural, m = 1) has disjoint intervals; nano's
     float32 budget curve overlaps; a kind with one budget only has no curve."""
     from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_budget as CB
     from accessibility_lib.runs import cramming_summary as CS
 
     smol = CS.summarize(CA.load_artifact("smollm2-135m"))
-    curve = CS.budget_curve(smol, "natural")
+    curve = CB.budget_curve(smol, "natural")
     assert [u.max_steps for u in curve["bfloat16"]] == [300, 600]
     assert curve["bfloat16"][1].fit.ci[0] > curve["bfloat16"][0].fit.ci[1]
-    text = CS.budget_curve_text(smol, "natural")
+    text = CB.budget_curve_text(smol, "natural")
     assert "in bfloat16 (whose decode paths disagreed at" in text and "has not converged" in text
-    assert CS.budget_curve_text(smol, "random_tokens") == "no budget curve is complete for random tokens at m = 1 yet"
+    assert CB.budget_curve_text(smol, "random_tokens") == "no budget curve is complete for random tokens at m = 1 yet"
     nano = CS.summarize(CA.load_artifact("nano", CA.ARTIFACT_DIR / "instruments"))
-    assert "not shown to differ" in CS.budget_curve_text(nano, "natural")
+    assert "not shown to differ" in CB.budget_curve_text(nano, "natural")
+    # three budgets (float32, 300 / 600 / 1200 steps on the same 10 targets): each is named, with the move per step
+    assert [u.max_steps for u in curve["float32"]] == [300, 600, 1200]
+    f32 = text.split("in float32")[1]
+    assert all(f"with {n} steps" in f32 for n in (300, 600, 1200))
+    moves = [100 * (v.fit.n50 / u.fit.n50 - 1) for u, v in zip(curve["float32"], curve["float32"][1:])]
+    assert f"from each budget to the next n50 moves by {moves[0]:+.0f} %, {moves[1]:+.0f} %" in f32
+    assert "from each budget to the next" not in text.split("in float32")[0]  # two budgets: no per-step clause
 
 
 def test_budget_moves_pair_the_same_targets_at_two_budgets_at_every_m():
     """The stored SmolLM2 float32 natural units at 600 steps (m = 1, 2, 3, ten targets each) pair with the
     ten-target units at 300 steps, not the twenty-target ones; the larger budget never lowered n50 there."""
     from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_budget as CB
     from accessibility_lib.runs import cramming_summary as CS
 
     smol = CS.summarize(CA.load_artifact("smollm2-135m"))
-    moves = CS.budget_moves(smol, "natural", 600, 300)
+    moves = CB.budget_moves(smol, "natural", 600, 300)
     assert [m for m, _, _ in moves][:3] == [1, 2, 3]
     for _, base, big in moves:
         assert (base.max_steps, big.max_steps) == (300, 600)
         assert base.n_targets == big.n_targets == 10
         assert big.fit.n50 > base.fit.n50
-    assert CS.budget_moves(smol, "natural", 4800, 300) == []
+    assert CB.budget_moves(smol, "natural", 4800, 300) == []
 
 
 def test_an_interval_with_an_end_past_the_lengths_tried_is_flagged_extrapolated():
@@ -183,7 +192,7 @@ def test_a_budget_curve_never_pairs_two_stopping_rules():
     patience (a third of each budget, the old bfloat16 pair) is one curve; budget_moves pairs alike."""
     from types import SimpleNamespace
 
-    from accessibility_lib.runs import cramming_summary as CS
+    from accessibility_lib.runs import cramming_budget as CB
 
     def unit(steps, patience, m=1, dtype="float32"):
         return SimpleNamespace(
@@ -201,15 +210,15 @@ def test_a_budget_curve_never_pairs_two_stopping_rules():
         )
 
     gemma = [unit(300, 100), unit(600, None), unit(1200, None)]
-    assert [(u.max_steps, u.patience) for u in CS.budget_curve(gemma, "natural")["float32"]] == [
+    assert [(u.max_steps, u.patience) for u in CB.budget_curve(gemma, "natural")["float32"]] == [
         (600, None),
         (1200, None),
     ]
-    assert CS.budget_curve([unit(300, 100), unit(600, None)], "natural") == {}
+    assert CB.budget_curve([unit(300, 100), unit(600, None)], "natural") == {}
     scaled = [unit(300, 100, dtype="bfloat16"), unit(600, 200, dtype="bfloat16")]
-    assert [u.max_steps for u in CS.budget_curve(scaled, "natural")["bfloat16"]] == [300, 600]
-    assert CS.budget_moves([unit(300, 100, m=2), unit(600, None, m=2)], "natural", 600, 300) == []
-    assert [m for m, _, _ in CS.budget_moves([unit(300, None, m=2), unit(600, None, m=2)], "natural", 600, 300)] == [2]
+    assert [u.max_steps for u in CB.budget_curve(scaled, "natural")["bfloat16"]] == [300, 600]
+    assert CB.budget_moves([unit(300, 100, m=2), unit(600, None, m=2)], "natural", 600, 300) == []
+    assert [m for m, _, _ in CB.budget_moves([unit(300, None, m=2), unit(600, None, m=2)], "natural", 600, 300)] == [2]
 
 
 def test_an_n50_set_by_the_steepness_bound_is_flagged_placed_by_cap():

@@ -1,0 +1,142 @@
+"""Step budgets: whether a cramming n50 has converged, read from the units of one artifact.
+
+A soft prompt that fails at one budget may succeed at a larger one, so every n50 is a lower estimate until a
+budget curve (the same targets at 2x, 4x the budget) stops moving it. :func:`budget_reading` says what the
+failures at the step cap show, :func:`budget_curve` and :func:`budget_curve_text` read one curve at m = 1,
+and :func:`budget_moves` pairs the same targets at two budgets at every m (chapters 3, 5 and 7).
+"""
+
+from __future__ import annotations
+
+from accessibility_lib.runs.cramming_summary import UnitSummary
+
+
+def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
+    """What the failures at the step cap say about a set of units (one model and target kind).
+
+    Returns:
+        (limited, text): ``limited`` is True when the units give up early (a patience) and still more than
+        half of their failures used the whole budget — their loss was still improving when the budget ended
+        them, so a larger budget may raise the n50s (whether it does, only a budget curve says); False when
+        half or fewer did; None when no unit has a patience
+        (then every failure runs the whole budget by construction and the share says nothing: a budget
+        curve, the same targets at larger budgets, is the test) or there is no failure. ``text`` says so.
+    """
+    fails = sum(u.failures for u in units)
+    at_cap = sum(u.failures_at_cap for u in units)
+    if not fails:
+        return None, "no failure"
+    share = f"{at_cap} of its {fails} failures used the whole step budget"
+    if all(u.patience is None for u in units):
+        return None, (
+            share + " — by construction, with no patience, so this says nothing about convergence; "
+            "a budget curve (the same targets at larger budgets) is the test"
+        )
+    if at_cap > fails / 2:
+        return True, share + " while still improving, so a larger budget may raise its n50s (no patience ran out)"
+    return False, share
+
+
+def patience_share(u: UnitSummary) -> float:
+    """A unit's patience as a share of its step budget: 1.0 with no patience (a trial runs to the cap unless
+    it succeeds), e.g. 1/3 for 300 steps with patience 100. Two budgets of one share differ in the budget only."""
+    return 1.0 if u.patience is None else round(u.patience / u.max_steps, 6)
+
+
+def budget_curve(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> dict:
+    """Per dtype, the complete fitted units of one kind, m and instrument at two or more step budgets.
+
+    A curve changes the budget only: its units share one patience share (:func:`patience_share`: none, or
+    the patience as the same share of each budget), so 300 steps with patience 100 and 600 steps with no
+    patience are never one curve (that pair would change the stopping rule too). Per dtype the share with
+    the most budgets is used (ties: no patience). The budgets are compared on the same targets: per
+    budget, the unit with the largest target count that every budget of the curve has (e.g. the 10-target
+    unit at 300 steps, not the 20-target one, when 600 steps has only 10), else the one with the most
+    outcomes.
+
+    Returns:
+        dtype -> units sorted by step budget, one per budget; only dtypes with at least two budgets.
+    """
+    groups: dict = {}
+    for u in summaries:
+        if (u.kind, u.m, u.instrument, u.state) != (kind, m, instrument, "complete") or u.fit is None or not u.fit.ok:
+            continue
+        groups.setdefault(u.dtype, {}).setdefault(patience_share(u), {}).setdefault(u.max_steps, []).append(u)
+    by = {dtype: max(shares.items(), key=lambda kv: (len(kv[1]), kv[0] == 1.0))[1] for dtype, shares in groups.items()}
+    out: dict = {}
+    for dtype, budgets in sorted(by.items()):
+        if len(budgets) < 2:
+            continue
+        common = set.intersection(*({u.n_targets for u in us} for us in budgets.values()))
+        out[dtype] = [
+            max(
+                (u for u in us if not common or u.n_targets == max(common)),
+                key=lambda u: u.n_outcomes,
+            )
+            for _, us in sorted(budgets.items())
+        ]
+    return out
+
+
+def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> str:
+    """One sentence per dtype on what the budget curve says, or that none is stored (chapters 3 and 5).
+
+    Every budget of the curve is named with its n50. Disjoint intervals at the smallest and largest budget mean
+    the smaller budget's n50 has not converged (it is a lower estimate); overlapping ones only mean the budgets
+    are not shown to differ. With three or more budgets the sentence gives n50's move from each budget to the
+    next (in %) and whether the last step's intervals are disjoint: a curve that has levelled off moves less
+    at each step and ends in overlapping intervals.
+    """
+    curves = budget_curve(summaries, kind, m, instrument)
+    if not curves:
+        return f"no budget curve is complete for {kind.replace('_', ' ')} at m = {m} yet"
+    parts = []
+    for dtype, us in curves.items():
+        a, b = us[0], us[-1]
+        dis = sum(int(u.disagreements) for u in us)
+        caveat = f" (whose decode paths disagreed at {dis} checks)" if dis else ""
+        points = [f"{u.fit.describe()} with {u.budget_label.split(',')[0]}" for u in us]
+        text = f"in {dtype}{caveat}, n50 at m = {m} is {', '.join(points[:-1])} and {points[-1]}"
+        between = "the intervals" if len(us) == 2 else "the intervals at the smallest and largest budget"
+        if b.fit.ci[0] > a.fit.ci[1]:
+            text += f": {between} are disjoint, so the smaller budget's n50 has not converged and is a lower estimate"
+        else:
+            text += f": {between} overlap, so the budgets are not shown to differ at this precision "
+            text += "(which does not prove convergence)"
+        if len(us) >= 3:
+            moves = ", ".join(f"{100 * (v.fit.n50 / u.fit.n50 - 1):+.0f} %" for u, v in zip(us, us[1:]))
+            last = "are disjoint: the curve has not levelled off" if b.fit.ci[0] > us[-2].fit.ci[1] else "overlap"
+            text += f"; from each budget to the next n50 moves by {moves}, and the last step's intervals {last}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def budget_moves(
+    summaries: list[UnitSummary], kind: str, max_steps: int, base_steps: int, *, dtype: str = "float32"
+) -> list[tuple[int, UnitSummary, UnitSummary]]:
+    """Per m, the same targets at two step budgets: how a larger budget moves n50 at every m stored.
+
+    A slope measured at ``base_steps`` is a slope of that budget; if a larger budget moved every n50 by the same
+    factor, it would move the slope by that factor too. This pairs, per m, the complete fitted unit of the
+    authors' optimiser at ``max_steps`` with the one at ``base_steps`` that has the same target count (so the
+    same targets) and the same :func:`patience_share` (so the same stopping rule), chapter 3's test of that
+    "alike".
+
+    Returns:
+        (m, unit at base_steps, unit at max_steps) for every m with both, sorted by m.
+    """
+
+    def pick(steps: int) -> dict:
+        found: dict = {}
+        for u in summaries:
+            if (u.kind, u.instrument, u.dtype, u.state, u.max_steps) == (kind, "paper", dtype, "complete", steps):
+                if u.fit is not None and u.fit.ok and u.disagreements == 0:
+                    found[(u.m, u.n_targets, patience_share(u))] = u
+        return found
+
+    base, big = pick(base_steps), pick(max_steps)
+    pairs = {}
+    for (m, t, share), u in big.items():
+        if (m, t, share) in base and (m not in pairs or t > pairs[m][1].n_targets):
+            pairs[m] = (base[(m, t, share)], u)
+    return [(m, *pairs[m]) for m in sorted(pairs)]
