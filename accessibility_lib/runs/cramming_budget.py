@@ -8,6 +8,8 @@ and :func:`budget_moves` pairs the same targets at two budgets at every m (chapt
 
 from __future__ import annotations
 
+import numpy as np
+
 from accessibility_lib.runs.cramming_summary import UnitSummary
 
 
@@ -78,6 +80,41 @@ def budget_curve(summaries: list[UnitSummary], kind: str, m: int = 1, instrument
     return out
 
 
+MIN_GAP = 1.0  # tokens: facing interval ends closer than this are not read as a difference
+
+
+def facing_ends(low: UnitSummary, high: UnitSummary) -> tuple[str, str]:
+    """Whether ``high``'s n50 lies above ``low``'s, read from the two interval ends that face each other
+    (``low``'s upper end, ``high``'s lower end): one rule for budget curves, budget pairs and target kinds.
+
+    Returns:
+        (verdict, text): ``"above"`` when the facing ends leave a gap of at least :data:`MIN_GAP` tokens and
+        neither lies past the lengths its unit tried; ``"overlap"`` when they overlap; ``"unsettled"`` when
+        they are disjoint but by less than :data:`MIN_GAP` or by an end the fitted curve's shape placed
+        beyond the lengths tried (``text`` names which). The other two ends play no part.
+    """
+    a_hi, b_lo = low.fit.ci[1], high.fit.ci[0]
+    if b_lo <= a_hi:
+        return "overlap", "the intervals overlap"
+    past = []
+    if len(low.lengths) and a_hi > np.max(low.lengths):
+        past.append(
+            f"the lower n50's upper end {a_hi:.1f} lies past its longest length tried, {np.max(low.lengths):.0f}"
+        )
+    if len(high.lengths) and b_lo < np.min(high.lengths):
+        past.append(
+            f"the higher n50's lower end {b_lo:.1f} lies below its shortest length tried, {np.min(high.lengths):.0f}"
+        )
+    if past:
+        return "unsettled", "the intervals are disjoint only by an extrapolated end (" + "; ".join(past) + ")"
+    if b_lo - a_hi < MIN_GAP:
+        return (
+            "unsettled",
+            f"the intervals are disjoint by only {b_lo - a_hi:.2f} tokens ({a_hi:.1f} against {b_lo:.1f})",
+        )
+    return "above", f"the intervals are disjoint, {b_lo - a_hi:.1f} tokens apart at their facing ends"
+
+
 def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> str:
     """One sentence per dtype on what the budget curve says, or that none is stored (chapters 3 and 5).
 
@@ -95,18 +132,27 @@ def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instr
         a, b = us[0], us[-1]
         dis = sum(int(u.disagreements) for u in us)
         caveat = f" (whose decode paths disagreed at {dis} checks)" if dis else ""
-        points = [f"{u.fit.describe()} with {u.budget_label.split(',')[0]}" for u in us]
-        text = f"in {dtype}{caveat}, n50 at m = {m} is {', '.join(points[:-1])} and {points[-1]}"
-        between = "the intervals" if len(us) == 2 else "the intervals at the smallest and largest budget"
-        if b.fit.ci[0] > a.fit.ci[1]:
-            text += f": {between} are disjoint, so the smaller budget's n50 has not converged and is a lower estimate"
-        else:
-            text += f": {between} overlap, so the budgets are not shown to differ at this precision "
-            text += "(which does not prove convergence)"
+        points = [f"with {u.budget_label.split(',')[0]}, {u.fit.describe()}" for u in us]
+        text = f"in {dtype}{caveat}, n50 at m = {m} is: {'; '.join(points)}"
+        verdict, why = facing_ends(a, b)
+        lead = "At the smallest and largest budget, " + why if len(us) > 2 else why[0].upper() + why[1:]
+        text += (
+            ". "
+            + lead
+            + {
+                "above": ", so the smaller budget's n50 has not converged and is a lower estimate",
+                "overlap": ", so the budgets are not shown to differ at this precision (which does not prove convergence)",
+                "unsettled": ", so these runs do not show that the larger budget raises it",
+            }[verdict]
+        )
         if len(us) >= 3:
             moves = ", ".join(f"{100 * (v.fit.n50 / u.fit.n50 - 1):+.0f} %" for u, v in zip(us, us[1:]))
-            last = "are disjoint: the curve has not levelled off" if b.fit.ci[0] > us[-2].fit.ci[1] else "overlap"
-            text += f"; from each budget to the next n50 moves by {moves}, and the last step's intervals {last}"
+            last_verdict, last_why = facing_ends(us[-2], b)
+            text += (
+                f"; from each budget to the next the point estimate moves by {moves}, and at the last step "
+                + last_why
+                + (": the curve has not levelled off" if last_verdict == "above" else "")
+            )
         parts.append(text)
     return "; ".join(parts)
 

@@ -35,6 +35,7 @@ __all__ = [
     "EMBED_PROMPTS",
     "AUTHORS_SWEEP_MIN_LENGTH",
     "AUTHORS_CRAMMING_STEPS",
+    "AUTHORS_CRAMMING_TARGETS",
     "AUTHORS_EMBED_LENGTHS",
     "TABLE1_ROW_RATIOS",
     "AUTHORS_CONV_SLOPES",
@@ -157,6 +158,9 @@ AUTHORS_SWEEP_MIN_LENGTH = 10
 #: The authors' cramming budget (paper §5; their replication code): at most this many optimiser steps per
 #: target, and a patience of 500 steps without improvement.
 AUTHORS_CRAMMING_STEPS = {"max_steps": 3000, "patience": 500}
+
+#: Targets a (m, n) point in the authors' cramming sweeps (paper §5.1).
+AUTHORS_CRAMMING_TARGETS = 20
 
 #: The support is fitted to about this many random prompts (paper §5.2; lengths near 1,000 suffice by its
 #: Fig 9); the authors' sampling code draws this many prompts of uniform random token ids ...

@@ -126,7 +126,10 @@ def test_the_budget_curve_says_when_a_larger_budget_moved_n50_and_when_it_only_o
     f32 = text.split("in float32")[1]
     assert all(f"with {n} steps" in f32 for n in (300, 600, 1200))
     moves = [100 * (v.fit.n50 / u.fit.n50 - 1) for u, v in zip(curve["float32"], curve["float32"][1:])]
-    assert f"from each budget to the next n50 moves by {moves[0]:+.0f} %, {moves[1]:+.0f} %" in f32
+    assert f"from each budget to the next the point estimate moves by {moves[0]:+.0f} %, {moves[1]:+.0f} %" in f32
+    # the 600-step upper end (34.8) lies past its longest length (32): the last step is not read as a move
+    assert "at the last step the intervals are disjoint only by an extrapolated end" in f32
+    assert "has not levelled off" not in f32
     assert "from each budget to the next" not in text.split("in float32")[0]  # two budgets: no per-step clause
 
 
@@ -164,7 +167,7 @@ def test_an_interval_with_an_end_past_the_lengths_tried_is_flagged_extrapolated(
 
 def test_the_differences_from_the_authors_name_budget_kind_and_targets_of_the_units_given():
     """One list for chapters 3 and 5: the budget and patience are the units', the text or word list follows the
-    kind, the targets a length are grouped by m, and mixed budgets or no units are refused."""
+    kind, the targets a length are grouped by m (only counts below the authors' 20), and mixed budgets or no units are refused."""
     from types import SimpleNamespace
 
     def unit(m, n, kind="natural", steps=300, patience=100):
@@ -172,7 +175,8 @@ def test_the_differences_from_the_authors_name_budget_kind_and_targets_of_the_un
 
     text = T.differences_from_authors([unit(1, 20), unit(2, 20), unit(3, 10)])
     assert "their 3000 steps with patience 500 against our 300 with patience 100" in text
-    assert "20 a length at m = 1, 2, 10 a length at m = 3" in text
+    assert "ours, not theirs; 10 a length at m = 3 where the crossing is pinned, against their 20" in text
+    assert "against their 20" not in T.differences_from_authors([unit(1, 20), unit(2, 20)])  # the same count
     assert "text (Austen against their PG19)" in text and "Q4_K_M" in text and "fails on Gemma" in text
     smol = T.differences_from_authors([unit(1, 10)], "smollm2-135m")
     assert "SmolLM2-135M-Instruct, GGUF Q4_1" in smol and "against their published code's fp16 autocast" in smol
@@ -252,3 +256,26 @@ def test_edge_notes_name_each_flagged_m_once_in_one_wording():
     assert len(notes) == 2
     assert notes[0].startswith("the n50 interval at m = 1, 3 has an end past the lengths tried")
     assert notes[1].startswith("the n50 point at m = 2 is set by the fit's steepness cap")
+
+
+def test_facing_ends_read_only_the_ends_that_face_each_other():
+    """Above: a token or more between the lower n50's upper end and the higher one's lower end, both within the
+    lengths tried; overlap; unsettled: disjoint by under a token, or by an end placed past the lengths tried
+    (the other two ends play no part)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from accessibility_lib.runs import cramming_budget as CB
+
+    def unit(lo, hi, lengths):
+        return SimpleNamespace(fit=SimpleNamespace(ci=(lo, hi)), lengths=np.array(lengths, float))
+
+    assert CB.facing_ends(unit(14, 19, [14, 20]), unit(21.5, 60, [20, 25]))[0] == "above"  # far end 60: no part
+    assert CB.facing_ends(unit(14, 22, [14, 24]), unit(21.5, 30, [20, 30]))[0] == "overlap"
+    verdict, why = CB.facing_ends(unit(14, 21.0, [14, 24]), unit(21.5, 30, [20, 30]))
+    assert verdict == "unsettled" and "by only 0.50 tokens" in why
+    verdict, why = CB.facing_ends(unit(24, 34.8, [21, 32]), unit(35.0, 45, [35, 43]))
+    assert verdict == "unsettled" and "upper end 34.8 lies past its longest length tried, 32" in why
+    verdict, why = CB.facing_ends(unit(10, 15, [10, 16]), unit(18, 25, [20, 26]))
+    assert verdict == "unsettled" and "lower end 18.0 lies below its shortest length tried, 20" in why
