@@ -41,16 +41,24 @@ def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
 
 def patience_share(u: UnitSummary) -> float:
     """A unit's patience as a share of its step budget: 1.0 with no patience (a trial runs to the cap unless
-    it succeeds), e.g. 1/3 for 300 steps with patience 100. Two budgets of one share differ in the budget only."""
-    return 1.0 if u.patience is None else round(u.patience / u.max_steps, 6)
+    it succeeds), e.g. 1/3 for 300 steps with patience 100. Two budgets of one share differ in the budget only.
+
+    A patience that never ended a trial (every failure ran to the step cap) is no patience: it only ever ends a
+    trial early, and each target's trial is its own row of the batch, so such a unit ran exactly the trials a
+    unit without patience runs (Gemma's 300-step units with patience 100 are such units) and its share is 1.0.
+    """
+    if u.patience is None or u.failures_at_cap == u.failures:
+        return 1.0
+    return round(u.patience / u.max_steps, 6)
 
 
 def budget_curve(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> dict:
     """Per dtype, the complete fitted units of one kind, m and instrument at two or more step budgets.
 
     A curve changes the budget only: its units share one patience share (:func:`patience_share`: none, or
-    the patience as the same share of each budget), so 300 steps with patience 100 and 600 steps with no
-    patience are never one curve (that pair would change the stopping rule too). Per dtype the share with
+    the patience as the same share of each budget), so 300 steps with a patience of 100 that ended trials and
+    600 steps with no patience are never one curve (that pair would change the stopping rule too); a patience
+    that never ended a trial counts as none. Per dtype the share with
     the most budgets is used (ties: no patience). The budgets are compared on the same targets: per
     budget, the unit with the largest target count that every budget of the curve has (e.g. the 10-target
     unit at 300 steps, not the 20-target one, when 600 steps has only 10), else the one with the most
@@ -134,6 +142,12 @@ def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instr
         caveat = f" (whose decode paths disagreed at {dis} checks)" if dis else ""
         points = [f"with {u.budget_label.split(',')[0]}, {u.fit.describe()}" for u in us]
         text = f"in {dtype}{caveat}, n50 at m = {m} is: {'; '.join(points)}"
+        quiet = [u for u in us if u.patience is not None and patience_share(u) == 1.0]
+        if quiet and any(u.patience is None for u in us):
+            text += (
+                f" (the patience of the {', '.join(str(u.max_steps) for u in quiet)}-step unit never ended a trial, "
+                "so it ran the trials of no patience)"
+            )
         verdict, why = facing_ends(a, b)
         lead = "At the smallest and largest budget, " + why if len(us) > 2 else why[0].upper() + why[1:]
         text += (

@@ -191,14 +191,15 @@ def test_the_differences_from_the_authors_name_budget_kind_and_targets_of_the_un
 
 
 def test_a_budget_curve_never_pairs_two_stopping_rules():
-    """Gemma's base units run 300 steps with patience 100, its budget curve 600 and 1,200 steps with none: the
-    curve is the two no-patience budgets, not 300 → 1,200 (that pair would change the patience too). A scaled
-    patience (a third of each budget, the old bfloat16 pair) is one curve; budget_moves pairs alike."""
+    """Units of 300 steps with a patience of 100 that ended some trials, and 600 and 1,200 steps with none: the
+    curve is the two no-patience budgets, not 300 → 1,200 (that pair would change the stopping rule too). A
+    scaled patience (a third of each budget) is one curve; budget_moves pairs alike. A patience that never
+    ended a trial (Gemma's 300-step units) is no patience, and such a unit joins the no-patience curve."""
     from types import SimpleNamespace
 
     from accessibility_lib.runs import cramming_budget as CB
 
-    def unit(steps, patience, m=1, dtype="float32"):
+    def unit(steps, patience, m=1, dtype="float32", fired=True):
         return SimpleNamespace(
             kind="natural",
             m=m,
@@ -211,6 +212,8 @@ def test_a_budget_curve_never_pairs_two_stopping_rules():
             n_targets=10,
             n_outcomes=50,
             disagreements=0,
+            failures=20,
+            failures_at_cap=20 if patience is None or not fired else 12,  # fired: 8 trials ended by patience
         )
 
     gemma = [unit(300, 100), unit(600, None), unit(1200, None)]
@@ -223,6 +226,11 @@ def test_a_budget_curve_never_pairs_two_stopping_rules():
     assert [u.max_steps for u in CB.budget_curve(scaled, "natural")["bfloat16"]] == [300, 600]
     assert CB.budget_moves([unit(300, 100, m=2), unit(600, None, m=2)], "natural", 600, 300) == []
     assert [m for m, _, _ in CB.budget_moves([unit(300, None, m=2), unit(600, None, m=2)], "natural", 600, 300)] == [2]
+    # a patience that never ended a trial ran the trials of no patience: it joins the no-patience curve
+    quiet = [unit(300, 100, fired=False), unit(600, None), unit(1200, None)]
+    assert [u.max_steps for u in CB.budget_curve(quiet, "natural")["float32"]] == [300, 600, 1200]
+    assert CB.patience_share(unit(300, 100, fired=False)) == 1.0
+    assert CB.patience_share(unit(300, 100)) == pytest.approx(1 / 3, abs=1e-6)
 
 
 def test_an_n50_set_by_the_steepness_bound_is_flagged_placed_by_cap():
