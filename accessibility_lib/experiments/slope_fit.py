@@ -54,7 +54,7 @@ class SlopeFit:
         if not np.all(np.isfinite(self.ci)):
             return "no interval"
         if self.ci[0] <= 0:
-            return f"its {self.level:.0%} interval [{self.ci[0]:.2f}, {self.ci[1]:.2f}] includes 0"
+            return f"its {100 * self.level:.0f} % interval [{self.ci[0]:.2f}, {self.ci[1]:.2f}] includes 0"
         return ""
 
     def describe(self, digits: int = 2) -> str:
@@ -65,7 +65,7 @@ class SlopeFit:
             return text
         shown = ci and self.n_points >= 3 and self.ci[0] <= 0  # the interval is printed just before: do not repeat it
         return f"{text} (unreliable: " + (
-            f"its {self.level:.0%} interval includes 0)" if shown else f"{self.caveat()})"
+            f"its {100 * self.level:.0f} % interval includes 0)" if shown else f"{self.caveat()})"
         )
 
 

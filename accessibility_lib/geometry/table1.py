@@ -273,7 +273,7 @@ def replication_column(
         lp_ell,
         float(w.max() / 2),
         eps,
-        f"Σ ln(1 + w_i/ε)/|slope of ln median S_k on k| = /{abs(slope):.2f}",
+        f"Σ ln(1 + w_i/ε) / |slope of ln median S_k on k|, the slope's magnitude {abs(slope):.2f} nats per token",
         caveat,
     )
     rows["ellipsoid + variable ε"] = Row(None, None, None, None, "not implemented in the authors' code")

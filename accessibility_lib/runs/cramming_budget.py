@@ -118,7 +118,7 @@ def facing_ends(low: UnitSummary, high: UnitSummary) -> tuple[str, str]:
     if b_lo - a_hi < MIN_GAP:
         return (
             "unsettled",
-            f"the intervals are disjoint by only {b_lo - a_hi:.2f} tokens ({a_hi:.1f} against {b_lo:.1f})",
+            f"the intervals are disjoint by only {b_lo - a_hi:.2f} tokens ({a_hi:.2f} against {b_lo:.2f})",
         )
     return "above", f"the intervals are disjoint, {b_lo - a_hi:.1f} tokens apart at their facing ends"
 

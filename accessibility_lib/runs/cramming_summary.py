@@ -201,12 +201,16 @@ def edge_notes(units: list) -> list[str]:
     cap = ", ".join(str(u.m) for u in units if getattr(u, "placed_by_cap", False))
     notes = []
     if ext:
+        many = "," in ext
         notes.append(
-            f"the n50 interval at m = {ext} has an end past the lengths tried, placed by the fitted curve's shape"
+            f"the n50 interval{'s' if many else ''} at m = {ext} {'have' if many else 'has'} an end past the lengths "
+            "tried, placed by the fitted curve's shape"
         )
     if cap:
+        many = "," in cap
         notes.append(
-            f"the n50 point at m = {cap} is set by the fit's steepness cap, the data placing it only within its interval"
+            f"the n50 point{'s' if many else ''} at m = {cap} {'are' if many else 'is'} set by the fit's steepness "
+            f"cap, the data placing {'them' if many else 'it'} only within {'their intervals' if many else 'its interval'}"
         )
     return notes
 

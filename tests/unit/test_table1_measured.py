@@ -262,7 +262,7 @@ def test_edge_notes_name_each_flagged_m_once_in_one_wording():
     assert CS.edge_notes([unit(1), unit(2)]) == []
     notes = CS.edge_notes([unit(1, ext=True), unit(2, cap=True), unit(3, ext=True)])
     assert len(notes) == 2
-    assert notes[0].startswith("the n50 interval at m = 1, 3 has an end past the lengths tried")
+    assert notes[0].startswith("the n50 intervals at m = 1, 3 have an end past the lengths tried")
     assert notes[1].startswith("the n50 point at m = 2 is set by the fit's steepness cap")
 
 
