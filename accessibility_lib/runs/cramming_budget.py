@@ -200,3 +200,39 @@ def budget_moves(
         if (m, t, share) in base and (m not in pairs or t > pairs[m][1].n_targets):
             pairs[m] = (base[(m, t, share)], u)
     return [(m, *pairs[m]) for m in sorted(pairs)]
+
+
+def budget_condition_text(summaries: list[UnitSummary], kind: str, base_steps: int) -> str:
+    """Whether a larger budget raises n50 at least as much at larger m, read from the stored pairs of
+    :func:`budget_moves` at twice ``base_steps`` (the condition under which a slope measured at ``base_steps`` is
+    a lower estimate and a bound-to-slope ratio an upper one; chapter 5). Moves are point estimates, in tokens.
+
+    Returns:
+        A parenthesis, e.g. ``" (on the same targets, 600 steps move the point estimates by +7.8 tokens at m = 1,
+        …, so the condition is not established)"``.
+    """
+    pairs = budget_moves(summaries, kind, 2 * base_steps, base_steps)
+    if len(pairs) < 2:
+        return f" (no two m have a {2 * base_steps}-step unit on the same targets yet, so that is untested)"
+    grows = all(
+        b2.fit.n50 - a2.fit.n50 >= b1.fit.n50 - a1.fit.n50 for (_, a1, b1), (_, a2, b2) in zip(pairs, pairs[1:])
+    )
+    settled = [m for m, a, b in pairs if facing_ends(a, b)[0] == "above"]
+    if len(settled) == len(pairs):
+        settle = ", and every move is settled by its intervals"
+    elif settled:
+        settle = f", and the intervals settle the move at m = {', '.join(map(str, settled))} only"
+    else:
+        settle = ", and the intervals settle none of them"
+    moves = ", ".join(f"{b.fit.n50 - a.fit.n50:+.1f} tokens at m = {m}" for m, a, b in pairs)
+    return (
+        f" (on the same targets, {2 * base_steps} steps move the point estimates by {moves}"
+        + ("; these grow with m" if grows else "; these do not grow at every step in m")
+        + settle
+        + (
+            ": the condition holds on these runs"
+            if grows and len(settled) == len(pairs)
+            else ", so the condition is not established"
+        )
+        + ")"
+    )
