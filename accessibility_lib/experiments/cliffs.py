@@ -198,9 +198,11 @@ def locate_cliff(lengths, exact, n_strings: int) -> CliffEstimate:
 
     A sigmoid is fitted (binomial maximum likelihood, :func:`~accessibility_lib.experiments.fitting.fit_sigmoid`)
     only when the fall has at least one tested length with an intermediate rate: on a step it would only
-    restate the bracket with an arbitrary steepness. A step is every tested length below the first length at 0
-    copied at a rate of at least :data:`NEAR_FULL` (a :attr:`CliffData.is_step`, or the same with the last length
-    before the fall at, say, 49 of 50): its bracket is [the longest of those lengths, the first length at 0].
+    restate the bracket with an arbitrary steepness. A step is a fall from a rate of at least :data:`NEAR_FULL` at
+    the last tested length before the first length at 0 straight to 0, with every shorter length above ½ (so
+    the rate crosses ½ only in that gap): its bracket is [that last length, the first length at 0]. Misses at
+    shorter lengths (say 44 of 50 at n = 2) say nothing about where in the gap the cliff lies, so they do not
+    turn a step into a fall whose fitted position inside the gap would rest on the sigmoid's shape alone.
 
     Args:
         lengths: (L,) tested string lengths (symbols), distinct.
@@ -220,7 +222,8 @@ def locate_cliff(lengths, exact, n_strings: int) -> CliffEstimate:
     inf = math.inf
     if data.first_zero is not None and data.first_zero > data.lengths.min():
         before = data.lengths < data.first_zero
-        if np.all(data.rates[before] >= NEAR_FULL):  # from ≥ 90 % straight to 0: no tested length in the fall
+        # from ≥ 90 % straight to 0 (no tested length in the fall), every shorter length above ½ (one crossing)
+        if data.rates[before][-1] >= NEAR_FULL and np.all(data.rates[before] > 0.5):
             lo = float(data.lengths[before].max())
             return CliffEstimate("step", lo, float(data.first_zero), None, None, None, None, data)
     if data.n_intermediate > 0:

@@ -302,6 +302,9 @@ def test_compare_cliffs_never_reports_a_move_the_data_cannot_show():
     near = cliffs.locate_cliff(n, [50, 50, 46, 50, 49, 0, 0, 0, 0, 0], 50)
     assert near.kind == "step" and (near.low, near.high) == (8, 9) and near.fit is None
     assert cliffs.locate_cliff(n, [50, 50, 46, 50, 40, 0, 0, 0, 0, 0], 50).kind == "fall"  # 80 %: a rate in the fall
+    # misses far below the cliff (44 of 50 at n = 2) leave the gap unresolved: still a step, not a fitted fall
+    far = cliffs.locate_cliff(n, [44, 49, 49, 50, 49, 0, 0, 0, 0, 0], 50)
+    assert far.kind == "step" and (far.low, far.high) == (8, 9) and far.fit is None and far.r_squared is None
     with pytest.raises(ValueError, match="exact counts"):
         cliffs.locate_cliff(n, np.full(10, 51), 50)
 
