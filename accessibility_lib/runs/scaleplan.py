@@ -331,8 +331,10 @@ def chunking(preset: str = "paper") -> list[dict]:
     paper_tokens = 10_000 * sum(2**k for k in range(2, 13))  # 10,000 prompts at each length 4, 8, …, 4096
     return [
         {
-            "step": f"forward passes of the paper's {n_paper:,} prompts (10,000 at each of 11 lengths 4 … 4096), "
-            f"d = {widest.d_model} ({widest.name})",
+            "step": f"the authors' protocol, the most the support code is built for: forward passes of {n_paper:,} "
+            f"prompts (10,000 at each of 11 lengths 4 … 4096), d = {widest.d_model} ({widest.name}); the `{preset}` "
+            f"preset itself runs {p['n_prompts'] * len(p['lengths']):,} ({p['n_prompts']:,} at each length "
+            f"{', '.join(map(str, p['lengths']))})",
             "whole_bytes": paper_tokens * per_token,
             "chunked_bytes": p["token_budget"] * per_token,
             "how": f"batches of token_budget = {p['token_budget']:,} tokens of one length (attention by SDPA: no "

@@ -65,7 +65,7 @@ def markdown(preset: str = "paper", throughput: dict | None = None, gpu: dict | 
         + f". The support's geometry fits run on the host ({HOST_CORES} cores at the one-thread rate measured here); "
         "the cell points are drawn on the host too, which these times do not count.",
         "",
-        "| chapter | model | units | tokens forwarded | optimiser steps | MC points | FLOP | peak memory | 1 GPU "
+        "| chapter | model | work items | tokens forwarded | optimiser steps | MC points | FLOP | peak memory | 1 GPU "
         "| 8 GPUs |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -78,8 +78,10 @@ def markdown(preset: str = "paper", throughput: dict | None = None, gpu: dict | 
     lines += [
         "",
         f"**Whole preset:** {_time(s.total_1)} on one GPU, {_time(s.total_8)} on eight (the sweep's "
-        "units spread longest first; the other chapters after it on one GPU). The theory chapter is closed "
-        "forms (seconds).",
+        "units spread longest first; the other chapters after it on one GPU). Work items are the sweep's units "
+        "(for cramming, one per target kind, every m in order) and each chapter's other steps (cramming's "
+        "embedding sample for r). The theory chapter is closed forms (seconds). The precision chapter "
+        "(chapter 7) is not in this plan: its cost is not counted here.",
         "",
         f"Steps whose working set in one piece would exceed the budget (or a whole GPU), and their chunking "
         f"(budget {MEMORY_BUDGET_GIB:g} GiB a step):",

@@ -268,7 +268,7 @@ def lipschitz_summary(pairs: dict[str, np.ndarray]) -> dict[str, float]:
 
     Also ``tv_at_w0``: the largest TV among pairs with W_q = 0 (permutations; 0 for a map on
     measures), and ``w_flip_min``: the smallest W_q at which the argmax changed (NaN if never), an
-    empirical precision at the model's argmax.
+    empirical precision at the model's argmax; ``n`` and ``n_w0`` count the pairs with W_q > 0 and W_q = 0.
 
     Raises:
         ValueError: if ``pairs`` lacks the keys of :func:`lipschitz_pairs` or has no pair with W_q > 0.
@@ -291,6 +291,7 @@ def lipschitz_summary(pairs: dict[str, np.ndarray]) -> dict[str, float]:
         "tv_at_w0": float(tv[~pos].max()) if (~pos).any() else float("nan"),
         "w_flip_min": float(w[pos & ch].min()) if (pos & ch).any() else float("nan"),
         "n": int(pos.sum()),
+        "n_w0": int((~pos).sum()),
     }
 
 
