@@ -71,6 +71,38 @@ def portable_command(command: str) -> str:
     return re.sub(r"(?<![\w.])/(?:[^\s/'\"]+/)*?(book/data(?:/[^\s'\"]*)?)", r"\1", command)
 
 
+#: A runner's time limit in a recorded command: ``--budget-min 0.2`` or ``--budget-min=0.2``.
+_TIME_LIMIT = re.compile(r"\s+--budget-min(?:=|\s+)(\S+)")
+
+
+def resume_command(command: str) -> str:
+    """A recorded run command without its time limit: what resumes the run to its end.
+
+    The runners stop cleanly after ``--budget-min`` minutes, and an artifact's provenance records the last
+    invocation, often a short export (``--budget-min 0.2``); the command a reader re-runs to continue the
+    run is the same command with the limit dropped. Checkout paths are made portable
+    (:func:`portable_command`); nothing else changes.
+
+    Example:
+        >>> resume_command("python s.py --model m --budget-min 0.2 --workers 1")
+        'python s.py --model m --workers 1'
+        >>> resume_command("python s.py --budget-min=30")
+        'python s.py'
+    """
+    return _TIME_LIMIT.sub("", portable_command(command))
+
+
+def time_limit_minutes(command: str) -> float | None:
+    """The ``--budget-min`` time limit of a recorded run command, in minutes (None when it has none).
+
+    Example:
+        >>> time_limit_minutes("python s.py --budget-min 0.2"), time_limit_minutes("python s.py")
+        (0.2, None)
+    """
+    found = _TIME_LIMIT.search(command)
+    return float(found.group(1)) if found else None
+
+
 def command_line(*words: str, argv=None) -> str:
     """A shell command that re-runs this script from a clone's root: ``words`` (e.g. the interpreter and the
     script) and ``argv`` (default ``sys.argv[1:]``), quoted, checkout paths made relative (:func:`checkout_relative`)."""
