@@ -71,4 +71,6 @@ fi
 cache="${ACCESSIBILITY_CACHE:-$HOME/.cache/accessibility_book/models}"
 if [ "$want_models" = 1 ] && [ ! -f "$cache/smollm2-135m/config.json" ]; then
   .venv/bin/python -m accessibility_lib fetch smollm2-135m
+elif [ "$want_models" = 1 ]; then
+  echo "== SmolLM2-135M already in the model cache ($cache/smollm2-135m): not fetched again"
 fi
