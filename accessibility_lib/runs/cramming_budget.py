@@ -2,7 +2,8 @@
 
 A soft prompt that fails at one budget may succeed at a larger one, so every n50 is a lower estimate until a
 budget curve (the same targets at 2x, 4x the budget) stops moving it. :func:`budget_reading` says what the
-failures at the step cap show, :func:`budget_curve` and :func:`budget_curve_text` read one curve at m = 1,
+failures at the step cap show, :func:`budget_curve`, :func:`curve_trend` and :func:`budget_curve_text` read one
+curve at m = 1,
 and :func:`budget_moves` pairs the same targets at two budgets at every m (chapters 3, 5 and 7).
 """
 
@@ -123,6 +124,28 @@ def facing_ends(low: UnitSummary, high: UnitSummary) -> tuple[str, str]:
     return "above", f"the intervals are disjoint, {b_lo - a_hi:.1f} tokens apart at their facing ends"
 
 
+def curve_trend(curve: list[UnitSummary]) -> str:
+    """How a budget curve (units sorted by step budget, :func:`budget_curve`) moves n50, in one word.
+
+    Returns:
+        ``"growing"`` when the smallest and largest budgets' intervals are disjoint (:func:`facing_ends` reads
+        ``"above"``): the smaller budget's n50 has not converged; ``"rising"`` when they are not, but the point
+        estimate rises by at least :data:`MIN_GAP` tokens from each budget to the next (e.g. 9.1 → 12.0 → 15.0):
+        the intervals are too wide to settle a curve whose every step still moves up; ``"flat"`` otherwise (the
+        curve is not shown to move).
+
+    Raises:
+        ValueError: fewer than two units.
+    """
+    if len(curve) < 2:
+        raise ValueError(f"a budget curve needs two or more budgets, got {len(curve)}")
+    if facing_ends(curve[0], curve[-1])[0] == "above":
+        return "growing"
+    if all(v.fit.n50 - u.fit.n50 >= MIN_GAP for u, v in zip(curve, curve[1:])):
+        return "rising"
+    return "flat"
+
+
 def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> str:
     """One sentence per dtype on what the budget curve says, or that none is stored (chapters 3 and 5).
 
@@ -165,7 +188,14 @@ def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instr
             text += (
                 f"; from each budget to the next the point estimate moves by {moves}, and at the last step "
                 + last_why
-                + (": the curve has not levelled off" if last_verdict == "above" else "")
+                + (
+                    ": the curve has not levelled off"
+                    if last_verdict == "above"
+                    else ": the point estimate still rises at every step, so these intervals cannot show that the "
+                    "curve has levelled off"
+                    if curve_trend(us) == "rising"
+                    else ""
+                )
             )
         parts.append(text)
     return "; ".join(parts)

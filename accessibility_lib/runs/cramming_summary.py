@@ -70,26 +70,14 @@ class UnitSummary:
     def extrapolated(self) -> bool:
         """Whether the n50 interval is closed but an end lies outside the lengths tried (placed by the fitted
         curve's shape, not by a length on that side); False without a fixed-length fit."""
-        f = self.fit
-        if (
-            f is None
-            or not getattr(f, "ok", False)
-            or not hasattr(f, "ci_open")
-            or any(f.ci_open)
-            or not len(self.lengths)
-        ):
-            return False
-        return bool(f.ci[0] < self.lengths.min() or f.ci[1] > self.lengths.max())
+        return fit_extrapolated(self.fit, self.lengths)
 
     @property
     def placed_by_cap(self) -> bool:
         """Whether the n50 point is set by the fit's steepness bound, not by the data: every target crammed up to
         one length and none from the next (``fit.step``), or one length between all and none crammed
         (``fit.capped_at``); the data then place n50 only within the interval. False without a fixed-length fit."""
-        f = self.fit
-        if f is None or not getattr(f, "ok", False) or not hasattr(f, "capped_at"):
-            return False
-        return f.step is not None or f.capped_at is not None
+        return fit_placed_by_cap(self.fit)
 
 
 @dataclass
@@ -192,6 +180,36 @@ def summarize(artifact: dict, *, prefix_closure: bool = False) -> list[UnitSumma
             )
         )
     return out
+
+
+def fit_extrapolated(fit, lengths) -> bool:
+    """Whether a fixed-length fit's n50 interval is closed but has an end outside ``lengths`` (the (L,) lengths
+    tried, tokens): placed by the fitted curve's shape, not by a length on that side. False without such a fit."""
+    lengths = np.asarray(lengths, dtype=float)
+    if fit is None or not getattr(fit, "ok", False) or not hasattr(fit, "ci_open") or any(fit.ci_open):
+        return False
+    return bool(lengths.size) and bool(fit.ci[0] < lengths.min() or fit.ci[1] > lengths.max())
+
+
+def fit_placed_by_cap(fit) -> bool:
+    """Whether a fixed-length fit's n50 point is set by its steepness bound (``fit.step`` or ``fit.capped_at``),
+    not by the data. False without such a fit."""
+    if fit is None or not getattr(fit, "ok", False) or not hasattr(fit, "capped_at"):
+        return False
+    return fit.step is not None or fit.capped_at is not None
+
+
+def edge_notes_of(points) -> list[str]:
+    """:func:`edge_notes` for fits that are not units: ``points`` is ``(m, fit, lengths)`` per prompt length m
+    (chapter 3's own ``nano`` runs)."""
+    from types import SimpleNamespace
+
+    return edge_notes(
+        [
+            SimpleNamespace(m=m, extrapolated=fit_extrapolated(f, n), placed_by_cap=fit_placed_by_cap(f))
+            for m, f, n in points
+        ]
+    )
 
 
 def edge_notes(units: list) -> list[str]:

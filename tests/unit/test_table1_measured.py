@@ -287,3 +287,44 @@ def test_facing_ends_read_only_the_ends_that_face_each_other():
     assert verdict == "unsettled" and "upper end 34.8 lies past its longest length tried, 32" in why
     verdict, why = CB.facing_ends(unit(10, 15, [10, 16]), unit(18, 25, [20, 26]))
     assert verdict == "unsettled" and "lower end 18.0 lies below its shortest length tried, 20" in why
+
+
+def test_curve_trend_separates_a_rising_curve_from_a_flat_one():
+    """Gemma's natural m = 1 curve (9.1 [5.3, 18.0] → 12.0 [8.0, 15.3] → 15.0 [13.1, 17.8]: overlapping ends, the
+    point up 2.9 and 3.0 tokens) is "rising", not "flat"; nano's (+2 %, +0 %) is "flat"; disjoint ends "growing"."""
+    from types import SimpleNamespace
+
+    import numpy as np
+    import pytest
+
+    from accessibility_lib.runs import cramming_budget as CB
+
+    def unit(n50, lo, hi, lengths=(4, 20)):
+        return SimpleNamespace(fit=SimpleNamespace(n50=n50, ci=(lo, hi)), lengths=np.array(lengths, float))
+
+    gemma = [unit(9.1, 5.3, 18.0), unit(12.0, 8.0, 15.3), unit(15.0, 13.1, 17.8)]
+    assert CB.curve_trend(gemma) == "rising"
+    assert CB.curve_trend([unit(3.77, 3.3, 4.3), unit(3.85, 3.4, 4.3), unit(3.85, 3.4, 4.4)]) == "flat"
+    assert CB.curve_trend([gemma[0], unit(12.0, 8.0, 15.3), unit(11.5, 9.0, 14.0)]) == "flat"  # one step down
+    assert CB.curve_trend([unit(18.8, 17, 19), unit(29.3, 27, 32, (20, 40))]) == "growing"
+    with pytest.raises(ValueError, match="two or more budgets"):
+        CB.curve_trend(gemma[:1])
+
+
+def test_edge_notes_of_reads_fits_as_units_do():
+    """Chapter 3's own runs are fits, not units: an interval end past the lengths tried and a point set by the
+    steepness cap are named as for the real models' units; an open interval or a failed fit is never flagged."""
+    from types import SimpleNamespace
+
+    from accessibility_lib.runs import cramming_summary as CS
+
+    def fit(lo, hi, step=None, capped_at=None, ok=True, ci_open=(False, False)):
+        return SimpleNamespace(ok=ok, ci=(lo, hi), ci_open=ci_open, step=step, capped_at=capped_at)
+
+    notes = CS.edge_notes_of([(1, fit(2.0, 3.0, step=2), [1, 2, 3]), (2, fit(3.0, 4.0), [3, 4]),
+                              (4, fit(5.0, 7.8), [4, 5, 6])])  # fmt: skip
+    assert notes == [
+        "the n50 interval at m = 4 has an end past the lengths tried, placed by the fitted curve's shape",
+        "the n50 point at m = 1 is set by the fit's steepness cap, the data placing it only within its interval",
+    ]
+    assert CS.edge_notes_of([(1, fit(0.5, 9.0, ci_open=(True, False)), [1, 2]), (2, fit(1, 2, ok=False), [1])]) == []
