@@ -118,7 +118,8 @@ def _table1_smollm2() -> list[CrammingUnit]:
     random-words budget curve (600 steps at m = 1), 20 targets at m = 2; then natural text at 600 steps for
     m = 2 and 3, which says whether a larger budget moves every n50 alike (the slope at 600 steps), and
     random words at 600 steps for m = 2 and 3 (the same question for the other kind); then m = 4 at 600 steps for
-    both kinds, so that each 600-step slope rests on four n50s, as the 300-step slopes do."""
+    both kinds, so that each 600-step slope rests on four n50s, as the 300-step slopes do; last, random words at
+    1,200 steps at m = 1 (continuing the 600-step run's capped failures), so both kinds' budget curves reach 4×."""
     base = dict(patience=None)
     return [
         CrammingUnit("natural", 1, **base),
@@ -146,6 +147,7 @@ def _table1_smollm2() -> list[CrammingUnit]:
         CrammingUnit("random_words", 3, max_steps=600, **base),
         CrammingUnit("natural", 4, max_steps=600, **base),
         CrammingUnit("random_words", 4, max_steps=600, **base),
+        CrammingUnit("random_words", 1, max_steps=1200, **base),
     ]
 
 
@@ -175,7 +177,7 @@ def _architectures_plan() -> list[CrammingUnit]:
 
 PLANS = {
     # the Table 1 column of SmolLM2-135M (float32): m = 1 … 4, natural and random words, uniform tokens at
-    # m = 1, the instruments at m = 1, the budget curve at m = 1 (2× and 4× the steps), 20 targets at m = 1, 2
+    # m = 1, the instruments at m = 1, the budget curves at m = 1 (2× and 4× the steps), 20 targets at m = 1, 2
     ("smollm2-135m", "table1"): _table1_smollm2,
     # Gemma-3-270M (float32) at m = 1, 2 beside the authors' n50 (17.07 natural, 10.00 random words at m = 1),
     # then m = 1 with the paper's 20 targets (sequential: it reuses the 10-target outcomes and searches on
@@ -183,8 +185,8 @@ PLANS = {
     # that each slope rests on four n50s (with three, the slope's t interval has one degree of freedom); then
     # the budget curve of natural text at m = 1 (600 and 1,200 steps with no patience, the longer continuing the
     # shorter's capped failures), which says how much of the gap to the authors' 17.07 (3,000 steps, patience
-    # 500) a larger budget closes; then random words at 600 steps, whose 300-step units' patience never ended a
-    # trial, so that kind's budget curve starts at the base budget too
+    # 500) a larger budget closes; then random words at 600 and 1,200 steps, whose 300-step units' patience never
+    # ended a trial, so that kind's budget curve starts at the base budget too and reaches 4× it
     ("gemma-3-270m", "table1"): lambda: (
         [
             CrammingUnit(kind, m, design="bisect" if m == 1 else "sequential")
@@ -194,7 +196,7 @@ PLANS = {
         + [CrammingUnit(kind, 1, n_targets=20) for kind in ("natural", "random_words")]
         + [CrammingUnit(kind, m) for m in (3, 4) for kind in ("random_words", "natural")]
         + [CrammingUnit("natural", 1, max_steps=steps, patience=None) for steps in (600, 1200)]
-        + [CrammingUnit("random_words", 1, max_steps=600, patience=None)]
+        + [CrammingUnit("random_words", 1, max_steps=steps, patience=None) for steps in (600, 1200)]
     ),
     ("nano", "instruments"): _instruments_nano,
     # a quick plan for tests and demonstrations on the shipped model
