@@ -35,6 +35,7 @@ from accessibility_lib.theory.fp_grid import float16_grid_count
 
 __all__ = [
     "ROW_NAMES",
+    "cells_C_interval",
     "se_check",
     "variance_corrected",
     "REQUIRED",
@@ -337,6 +338,18 @@ def se_check(art: dict, confidence: float = 0.95) -> dict | None:
     }
 
 
+def cells_C_interval(inp: dict, confidence: float = 0.95) -> tuple[float, float]:
+    """The cells row's C (tokens per prompt vector) with the sampling error of E[ln p]: first order,
+    C ∝ 1/|E[ln p]|, so C·E/(E + z·SE) to C·E/(E − z·SE) (inf when E ≤ z·SE). The ideal splitting variance;
+    :func:`variance_corrected` gives the interval under the measured one. Raises as :func:`rows_from_inputs`."""
+    from scipy.stats import norm
+
+    row = rows_from_inputs(inp)["ellipsoid + non-uniform cells"]
+    zq, C = float(norm.ppf((1 + confidence) / 2)), row["C"]
+    E, se = abs(row["from"]["D"]["mean_log_p"]), row["from"]["D"]["se_mean"]
+    return C * E / (E + zq * se), (C * E / (E - zq * se) if E > zq * se else math.inf)
+
+
 def variance_corrected(art: dict, confidence: float = 0.95) -> dict | None:
     """The cells row again, with each token's Jensen term taken from the measured variance of one run.
 
@@ -347,8 +360,9 @@ def variance_corrected(art: dict, confidence: float = 0.95) -> dict | None:
     Returns:
         None unless the check shows the SE understated (its interval above 1); else ``{"kappa": [κ, lo, hi],
         "mean_log_p" (nats, at κ), "C" (tokens per vector, cells row at κ), "ratio" (cells/ellipsoid at κ),
-        "ratio_ci"}``: the ratio's interval spans κ's interval and, at each end, E[ln p] ± z·SE (as the
-        uncorrected row's), so it holds both the sampling error and the uncertainty of the correction.
+        "ratio_ci", "C_ci"}``: the ratio's interval spans κ's interval and, at each end, E[ln p] ± z·SE (as the
+        uncorrected row's), so it holds both the sampling error and the uncertainty of the correction; C_ci is
+        the same interval for C (the ratio's times the ellipsoid row's C).
     """
     from scipy.stats import norm
 
@@ -370,8 +384,10 @@ def variance_corrected(art: dict, confidence: float = 0.95) -> dict | None:
         ratio = rows["ellipsoid + non-uniform cells"]["C"] / rows["ellipsoid"]["C"]
         E, se = abs(D["mean_log_p"]), D["se_mean"]
         at.append((D["mean_log_p"], rows["ellipsoid + non-uniform cells"]["C"], ratio, E, se))
+        C_ell = rows["ellipsoid"]["C"]
     mean_lp, C, ratio, _, _ = at[0]
     lows = [r * E / (E + zq * se) for _, _, r, E, se in at]
     highs = [r * E / (E - zq * se) if E > zq * se else math.inf for _, _, r, E, se in at]
     out.update(mean_log_p=mean_lp, C=C, ratio=ratio, ratio_ci=[min(lows), max(highs)])
+    out["C_ci"] = [C_ell * v for v in out["ratio_ci"]]
     return out

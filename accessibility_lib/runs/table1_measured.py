@@ -109,30 +109,47 @@ def measured_slopes(
     return out
 
 
-def ratio(C: float, fit) -> tuple[float, tuple[float, float]]:
-    """C / C_exp and its interval [C / hi, C / lo] from the slope's interval [lo, hi].
+def ratio(C: float, fit, C_ci: tuple[float, float] | None = None) -> tuple[float, tuple[float, float]]:
+    """C / C_exp and its interval: [C / hi, C / lo] from the slope's interval [lo, hi].
+
+    With ``C_ci = (C_lo, C_hi)``, an interval for C itself (e.g. the cells row's sampling error,
+    :func:`accessibility_lib.geometry.table1_resolved.cells_C_interval`), the interval is
+    [C_lo / hi, C_hi / lo]: it holds whenever both intervals hold, so two 95 % intervals give at least
+    90 % (the union bound; no independence assumed).
 
     Args:
         C: a theoretical slope (tokens per prompt vector), finite and > 0.
         fit: a reliable :class:`~accessibility_lib.experiments.slope_fit.SlopeFit`.
+        C_ci: optional (low, high) interval of C (tokens per prompt vector), 0 < low ≤ C ≤ high; high may
+            be inf (the ratio's upper end is then inf).
 
     Raises:
-        ValueError: C not finite and positive, or a slope whose interval does not exclude 0 (no ratio exists).
+        ValueError: C not finite and positive, a slope whose interval does not exclude 0 (no ratio exists),
+            or a ``C_ci`` that is not an interval of positive values containing C.
     """
     if not (np.isfinite(C) and C > 0):
         raise ValueError(f"C must be a finite positive slope (tokens per prompt vector), got {C}")
     lo, hi = fit.ci
     if not (np.isfinite(lo) and np.isfinite(hi) and lo > 0):
         raise ValueError(f"the measured slope's interval [{lo}, {hi}] does not exclude 0: C / C_exp has no bound")
-    return C / fit.slope, (C / hi, C / lo)
+    if C_ci is None:
+        return C / fit.slope, (C / hi, C / lo)
+    c_lo, c_hi = (float(v) for v in C_ci)
+    if not (np.isfinite(c_lo) and 0 < c_lo <= C <= c_hi):  # NaN fails every comparison
+        raise ValueError(f"C_ci must be an interval (low, high) with 0 < low <= C = {C} <= high, got {C_ci}")
+    return C / fit.slope, (c_lo / hi, c_hi / lo)
 
 
-def ratio_text(C: float | None, slope: MeasuredSlope, digits: int = 1) -> str:
-    """A table cell: ``"97.6 [82.8, 118.8]"``, or ``"—"`` without C or without a reliable slope."""
+def ratio_text(C: float | None, slope: MeasuredSlope, digits: int = 1, C_ci: tuple[float, float] | None = None) -> str:
+    """A table cell: ``"97.6 [82.8, 118.8]"``, or ``"—"`` without C or without a reliable slope.
+
+    ``C_ci``: C's own interval, carried into the ratio's as in :func:`ratio` (an infinite end prints "∞").
+    """
     if C is None or not slope.reliable:
         return "—"
-    r, (lo, hi) = ratio(C, slope.fit)
-    return f"{r:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+    r, (lo, hi) = ratio(C, slope.fit, C_ci)
+    hi_text = f"{hi:.{digits}f}" if np.isfinite(hi) else "∞"
+    return f"{r:.{digits}f} [{lo:.{digits}f}, {hi_text}]"
 
 
 def differences_from_authors(units, model: str = "gemma-3-270m") -> str:

@@ -29,6 +29,20 @@ def test_no_ratio_without_a_slope_that_excludes_zero_or_a_positive_C():
             T.ratio(bad, good)
 
 
+def test_an_interval_of_C_is_carried_into_the_ratio():
+    """With C in [C_lo, C_hi] and C_exp in [lo, hi], the ratio lies in [C_lo/hi, C_hi/lo] (both intervals hold)."""
+    fit = fit_slope([1, 2, 3, 4], [5.0, 9.0, 14.0, 18.0], n50_ci=[(4, 6), (8, 10), (13, 15), (17, 19)])
+    r, (lo, hi) = T.ratio(100.0, fit, C_ci=(90.0, 120.0))
+    assert r == pytest.approx(100.0 / fit.slope)
+    assert lo == pytest.approx(90.0 / fit.ci[1]) and hi == pytest.approx(120.0 / fit.ci[0])
+    _, (lo0, hi0) = T.ratio(100.0, fit)
+    assert lo < lo0 < r < hi0 < hi
+    assert T.ratio(100.0, fit, C_ci=(90.0, math.inf))[1][1] == math.inf
+    for bad in ((110.0, 120.0), (0.0, 120.0), (math.nan, 120.0), (90.0, 95.0), (90.0, math.nan)):
+        with pytest.raises(ValueError, match="C_ci must be an interval"):
+            T.ratio(100.0, fit, C_ci=bad)
+
+
 def test_nano_slopes_from_the_stored_artifact_only_complete_units_one_budget():
     slopes = T.measured_slopes("nano")
     assert set(slopes) >= {"natural", "random_words"}
@@ -40,6 +54,7 @@ def test_nano_slopes_from_the_stored_artifact_only_complete_units_one_budget():
         if s.reliable:
             r, (lo, hi) = T.ratio(50.0, s.fit)
             assert text == f"{r:.1f} [{lo:.1f}, {hi:.1f}]"
+            assert T.ratio_text(50.0, s, C_ci=(40.0, math.inf)).endswith(", ∞]")
         else:
             assert text == "—" and "not reliable" in s.describe() or s.fit is None
 

@@ -281,6 +281,24 @@ def test_variance_corrected_cells_row_moves_with_the_measured_spread():
     plain = T.rows_from_inputs(a["inputs"])["ellipsoid + non-uniform cells"]["from"]["D"]["mean_log_p"]
     assert v["mean_log_p"] - plain == pytest.approx((v["kappa"][0] - 1) * 0.5**2 / 2, rel=1e-9)
     assert v["ratio_ci"][0] < v["ratio"] < v["ratio_ci"][1]
+    assert v["C_ci"][0] < v["C"] < v["C_ci"][1]
     honest = copy.deepcopy(art)
     honest["inputs"]["cells"], honest["replicate"] = run(0.5), {"seed": 1, "cells": run(0.5)}
     assert T.variance_corrected(honest) is None  # the SE is right: nothing to correct
+
+
+def test_cells_C_interval_widens_with_the_standard_error_of_E_ln_p():
+    """C ∝ 1/|E[ln p]| to first order: C·E/(E ± z·SE); equal cells give no width, spread ones an open top."""
+    for lp, zero_width in (([-2.0] * 4, True), ([-2.0, -2.5, -3.0, -2.2], False)):
+        inp = _toy_inputs(V=10, lp=lp)
+        inp["cells"]["se"] = [0.0] * 4
+        C = T.rows_from_inputs(inp)["ellipsoid + non-uniform cells"]["C"]
+        lo, hi = T.cells_C_interval(inp)
+        assert lo <= C <= hi and (lo == pytest.approx(C) and hi == pytest.approx(C)) == zero_width
+    D = T.rows_from_inputs(inp)["ellipsoid + non-uniform cells"]["from"]["D"]
+    E, se = abs(D["mean_log_p"]), D["se_mean"]
+    assert se > 0
+    assert lo == pytest.approx(C * E / (E + 1.959964 * se), rel=1e-5)
+    assert hi == pytest.approx(C * E / (E - 1.959964 * se), rel=1e-5)
+    inp = _toy_inputs(V=10, lp=[-0.1, -5.0, -0.1, -5.0])  # E ≤ z·SE: no finite upper end
+    assert T.cells_C_interval(inp)[1] == math.inf
