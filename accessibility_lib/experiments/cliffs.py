@@ -61,6 +61,13 @@ class CliffData:
     n_strings: int | None = None
     n_misses_below: int = 0
 
+    @property
+    def rebounds(self) -> np.ndarray:
+        """Tested lengths copied at least once after a shorter tested length copied never (a non-monotone curve:
+        the fall's fitted logistic cannot follow it), sorted; empty for a monotone curve."""
+        after_zero = np.concatenate([[False], np.cumsum(self.rates == 0)[:-1] > 0])
+        return self.lengths[after_zero & (self.rates > 0)]
+
     def _in_fall(self) -> np.ndarray:
         return _fall_mask(self.lengths, self.last_full, self.first_zero)
 
@@ -79,7 +86,12 @@ class CliffData:
                 f"a step: the held-out strings copied exactly up to n = {self.last_full}{misses}, none from "
                 f"n = {self.first_zero} on{per}. The data pin the cliff between {self.last_full} and "
                 f"{self.first_zero} symbols; they do not pin where inside that gap it lies, nor how steep it is "
-                "(any steep enough sigmoid fits them exactly, so its R² is 1 by construction)"
+                "(any steep enough sigmoid fits the fall exactly, so its R² is 1 by construction"
+                + (
+                    " — just below 1 here, from the misses at shorter lengths, which say nothing about the fall)"
+                    if self.n_misses_below
+                    else ")"
+                )
             )
         if self.n_intermediate == 0:
             if np.all(self.rates == 1):

@@ -13,7 +13,7 @@ import math
 
 from accessibility_lib.experiments import cliffs
 
-__all__ = ["gather_runs", "describe_cliff", "cliff_position", "describe_move", "mean_field_at_cliff", "coarsest_nstar_log10",
+__all__ = ["gather_runs", "describe_cliff", "rebound_text", "cliff_position", "describe_move", "mean_field_at_cliff", "coarsest_nstar_log10",
            "widest_testable"]  # fmt: skip
 
 
@@ -65,7 +65,16 @@ def describe_cliff(c: cliffs.CliffEstimate) -> str:
     if c.kind == "step":
         return f"a step between {_num(c.low)} and {_num(c.high)}"
     if c.kind == "fall":
-        return f"a fall, n50 = {c.n50:.1f} [{c.low:.1f}, {c.high:.1f}], k = {c.steepness:.2f}, R² = {c.r_squared:.3f}"
+        k_mid = c.data.n_intermediate
+        return (
+            f"a fall, n50 = {c.n50:.1f} [{c.low:.1f}, {c.high:.1f}], k = {c.steepness:.2f}, R² = {c.r_squared:.3f}"
+            + (
+                " (one intermediate length: R² near 1 by construction)"
+                if k_mid == 1
+                else f" ({k_mid} intermediate lengths)"
+            )
+            + rebound_text(c)
+        )
     if c.kind == "beyond":
         return f"beyond {_num(c.low)} (copied at least half of the time at every tested length)"
     if c.kind == "below":
@@ -73,6 +82,21 @@ def describe_cliff(c: cliffs.CliffEstimate) -> str:
     lo = _num(c.low) if math.isfinite(c.low) else "the shortest length"
     hi = _num(c.high) if math.isfinite(c.high) else "beyond the longest"
     return f"no clean cliff (between {lo} and {hi}; dips below it)"
+
+
+def rebound_text(c: cliffs.CliffEstimate) -> str:
+    """``"; copied again at n = 17 (13 of 50) after a length copied never"`` for a non-monotone curve, else ``""``."""
+    d = c.data
+    if not d.rebounds.size:
+        return ""
+    rate = dict(zip(d.lengths.tolist(), d.rates.tolist()))
+    each = ", ".join(
+        f"n = {_num(n)} ({round(rate[n] * d.n_strings)} of {d.n_strings})"
+        if d.n_strings
+        else f"n = {_num(n)} ({rate[n]:.2f})"
+        for n in d.rebounds.tolist()
+    )
+    return f"; copied again at {each} after a shorter length copied never"
 
 
 def cliff_position(c: cliffs.CliffEstimate) -> str:

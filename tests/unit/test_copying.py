@@ -261,6 +261,10 @@ def test_step_data_are_detected_and_described():
     misses = cliffs.cliff_data(n, [1, 0.98, 0.96, 0.98, 1, 0, 0, 0, 0, 0], 50)
     assert misses.is_step and misses.n_intermediate == 0 and (misses.last_full, misses.first_zero) == (8, 9)
     assert misses.n_misses_below == 3 and "sporadic misses at 3 shorter lengths" in misses.describe()
+    assert "just below 1 here" in misses.describe() and "just below 1" not in text
+    # a curve that copies again after a length copied never is named, a monotone one is not
+    assert list(cliffs.cliff_data(n, [1, 1, 1, 1, 0.8, 0, 0.2, 0, 0.1, 0]).rebounds) == [10, 12]
+    assert cliffs.cliff_data(n, [1, 1, 1, 1, 0.96, 0.6, 0.1, 0, 0, 0]).rebounds.size == 0
     low = cliffs.cliff_data(n, [1, 0.5, 1, 1, 1, 0, 0, 0, 0, 0])  # a real dip below the cliff: not a clean step
     assert not low.is_step and low.n_intermediate == 0
     with pytest.raises(ValueError, match="rates"):

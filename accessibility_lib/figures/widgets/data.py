@@ -187,6 +187,7 @@ def book_models(
         notes.append(
             f"{name}: d = {shape.d_model}, |V| = {shape.d_vocab}, r∞ = {rad['linf']:.3g}, max L2 norm = {rad['l2']:.3g} "
             f"({n_prompts} random prompts of {length} tokens, {time.perf_counter() - t0:.0f} s)"
+            + same_model_note(name, rad)
         )
     return entries, notes
 
