@@ -68,6 +68,17 @@ class CliffData:
         after_zero = np.concatenate([[False], np.cumsum(self.rates == 0)[:-1] > 0])
         return self.lengths[after_zero & (self.rates > 0)]
 
+    @property
+    def n_informative(self) -> int:
+        """Tested lengths that pin a fall's position and steepness: a rate in (0, :data:`NEAR_FULL`) after the last
+        length at or above it and before the curve first reaches 0 (a near-full rate is the plateau, a rate after
+        a 0 a rebound). A logistic fitted through one of them fits almost exactly, as through a step."""
+        zero = np.nonzero(self.rates == 0)[0]
+        head = self.rates[: zero[0]] if zero.size else self.rates
+        full = np.nonzero(head >= NEAR_FULL)[0]
+        tail = head[full[-1] + 1 :] if full.size else head
+        return int(np.sum((tail > 0) & (tail < NEAR_FULL)))
+
     def _in_fall(self) -> np.ndarray:
         return _fall_mask(self.lengths, self.last_full, self.first_zero)
 

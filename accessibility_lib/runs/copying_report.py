@@ -65,15 +65,16 @@ def describe_cliff(c: cliffs.CliffEstimate) -> str:
     if c.kind == "step":
         return f"a step between {_num(c.low)} and {_num(c.high)}"
     if c.kind == "fall":
-        k_mid = c.data.n_intermediate
+        k_in = c.data.n_informative
+        inside = (
+            f"{k_in} lengths inside the fall"
+            if k_in > 1
+            else ("one length" if k_in == 1 else "no length below 90 %") + " inside the fall: R² near 1 by construction"
+        )
+        back = rebound_text(c)
         return (
-            f"a fall, n50 = {c.n50:.1f} [{c.low:.1f}, {c.high:.1f}], k = {c.steepness:.2f}, R² = {c.r_squared:.3f}"
-            + (
-                " (one intermediate length: R² near 1 by construction)"
-                if k_mid == 1
-                else f" ({k_mid} intermediate lengths)"
-            )
-            + rebound_text(c)
+            f"a fall, n50 = {c.n50:.1f} [{c.low:.1f}, {c.high:.1f}], k = {c.steepness:.3g}, R² = {c.r_squared:.3f}"
+            f" ({inside}{'; ' + back if back else ''})"
         )
     if c.kind == "beyond":
         return f"beyond {_num(c.low)} (copied at least half of the time at every tested length)"
@@ -85,18 +86,18 @@ def describe_cliff(c: cliffs.CliffEstimate) -> str:
 
 
 def rebound_text(c: cliffs.CliffEstimate) -> str:
-    """``"; copied again at n = 17 (13 of 50) after a length copied never"`` for a non-monotone curve, else ``""``."""
+    """``"copied again at n = 17, 13 of 50, after a shorter length copied never"`` for a non-monotone curve, else ``""``."""
     d = c.data
     if not d.rebounds.size:
         return ""
     rate = dict(zip(d.lengths.tolist(), d.rates.tolist()))
-    each = ", ".join(
-        f"n = {_num(n)} ({round(rate[n] * d.n_strings)} of {d.n_strings})"
+    each = " and ".join(
+        f"n = {_num(n)}, {round(rate[n] * d.n_strings)} of {d.n_strings},"
         if d.n_strings
-        else f"n = {_num(n)} ({rate[n]:.2f})"
+        else f"n = {_num(n)}, {rate[n]:.2f},"
         for n in d.rebounds.tolist()
     )
-    return f"; copied again at {each} after a shorter length copied never"
+    return f"copied again at {each} after a shorter length copied never"
 
 
 def cliff_position(c: cliffs.CliffEstimate) -> str:

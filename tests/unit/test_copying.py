@@ -265,6 +265,8 @@ def test_step_data_are_detected_and_described():
     # a curve that copies again after a length copied never is named, a monotone one is not
     assert list(cliffs.cliff_data(n, [1, 1, 1, 1, 0.8, 0, 0.2, 0, 0.1, 0]).rebounds) == [10, 12]
     assert cliffs.cliff_data(n, [1, 1, 1, 1, 0.96, 0.6, 0.1, 0, 0, 0]).rebounds.size == 0
+    assert cliffs.cliff_data(n, [1, 1, 1, 1, 0.96, 0.6, 0.1, 0, 0, 0]).n_informative == 2  # 0.96 is the plateau
+    assert cliffs.cliff_data(n, [1, 1, 1, 1, 0.8, 0, 0.2, 0, 0.1, 0]).n_informative == 1  # rebounds do not count
     low = cliffs.cliff_data(n, [1, 0.5, 1, 1, 1, 0, 0, 0, 0, 0])  # a real dip below the cliff: not a clean step
     assert not low.is_step and low.n_intermediate == 0
     with pytest.raises(ValueError, match="rates"):

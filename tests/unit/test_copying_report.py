@@ -27,13 +27,14 @@ def test_cliffs_are_phrased_as_the_data_allow():
     assert R.describe_cliff(step) == "a step between 8 and 9" and R.cliff_position(step) == "8–9 (step)"
     fall = cliffs.locate_cliff(N, [50, 50, 50, 50, 48, 30, 5, 0, 0, 0], 50)
     assert R.describe_cliff(fall).startswith("a fall, n50 = 9.") and "R² = " in R.describe_cliff(fall)
-    assert "(3 intermediate lengths)" in R.describe_cliff(fall) and "again" not in R.describe_cliff(fall)
+    assert "(2 lengths inside the fall)" in R.describe_cliff(fall) and "again" not in R.describe_cliff(fall)
     one = cliffs.locate_cliff(N, [50, 50, 50, 50, 50, 50, 5, 0, 0, 0], 50)
-    assert "one intermediate length: R² near 1 by construction" in R.describe_cliff(one)
+    assert "(one length inside the fall: R² near 1 by construction)" in R.describe_cliff(one)
     # a curve that copies again after a length copied never: the rebound is named with its count
     back = cliffs.locate_cliff(N, [50, 50, 50, 50, 49, 20, 0, 0, 13, 0], 50)
     assert list(back.data.rebounds) == [12]
-    assert R.describe_cliff(back).endswith("; copied again at n = 12 (13 of 50) after a shorter length copied never")
+    assert R.describe_cliff(back).endswith("; copied again at n = 12, 13 of 50, after a shorter length copied never)")
+    assert back.data.n_informative == 1  # 49 of 50 is the plateau, 13 of 50 after a 0 a rebound
     assert R.rebound_text(step) == ""
     assert R.cliff_position(cliffs.locate_cliff(N, np.full(10, 50), 50)) == "> 14"
     assert R.cliff_position(cliffs.locate_cliff(N, np.zeros(10), 50)) == "< 2"
