@@ -345,9 +345,13 @@ def cells_C_interval(inp: dict, confidence: float = 0.95) -> tuple[float, float]
     from scipy.stats import norm
 
     row = rows_from_inputs(inp)["ellipsoid + non-uniform cells"]
-    zq, C = float(norm.ppf((1 + confidence) / 2)), row["C"]
-    E, se = abs(row["from"]["D"]["mean_log_p"]), row["from"]["D"]["se_mean"]
-    return C * E / (E + zq * se), (C * E / (E - zq * se) if E > zq * se else math.inf)
+    return _sampling_interval(row["C"], row["from"]["D"], float(norm.ppf((1 + confidence) / 2)))
+
+
+def _sampling_interval(x: float, D: dict, zq: float) -> tuple[float, float]:
+    """x ∝ 1/|E[ln p]| (a cells-row C, or its ratio to the ellipsoid row) at E[ln p] ± zq·SE of ``D``."""
+    E, se = abs(D["mean_log_p"]), D["se_mean"]
+    return x * E / (E + zq * se), (x * E / (E - zq * se) if E > zq * se else math.inf)
 
 
 def variance_corrected(art: dict, confidence: float = 0.95) -> dict | None:
@@ -382,12 +386,11 @@ def variance_corrected(art: dict, confidence: float = 0.95) -> dict | None:
         rows = rows_from_inputs(inputs)
         D = rows["ellipsoid + non-uniform cells"]["from"]["D"]
         ratio = rows["ellipsoid + non-uniform cells"]["C"] / rows["ellipsoid"]["C"]
-        E, se = abs(D["mean_log_p"]), D["se_mean"]
-        at.append((D["mean_log_p"], rows["ellipsoid + non-uniform cells"]["C"], ratio, E, se))
+        at.append(
+            (D["mean_log_p"], rows["ellipsoid + non-uniform cells"]["C"], ratio, _sampling_interval(ratio, D, zq))
+        )
         C_ell = rows["ellipsoid"]["C"]
-    mean_lp, C, ratio, _, _ = at[0]
-    lows = [r * E / (E + zq * se) for _, _, r, E, se in at]
-    highs = [r * E / (E - zq * se) if E > zq * se else math.inf for _, _, r, E, se in at]
-    out.update(mean_log_p=mean_lp, C=C, ratio=ratio, ratio_ci=[min(lows), max(highs)])
+    mean_lp, C, ratio, _ = at[0]
+    out.update(mean_log_p=mean_lp, C=C, ratio=ratio, ratio_ci=[min(c[0] for *_, c in at), max(c[1] for *_, c in at)])
     out["C_ci"] = [C_ell * v for v in out["ratio_ci"]]
     return out

@@ -69,7 +69,8 @@ def describe_cliff(c: cliffs.CliffEstimate) -> str:
         inside = (
             f"{k_in} lengths inside the fall"
             if k_in > 1
-            else ("one length" if k_in == 1 else "no length below 90 %") + " inside the fall: R² near 1 by construction"
+            else ("one length" if k_in == 1 else f"no length below {100 * cliffs.NEAR_FULL:.0f} %")
+            + " inside the fall: R² near 1 by construction"
         )
         back = rebound_text(c)
         return (
