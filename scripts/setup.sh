@@ -63,6 +63,11 @@ fi
 if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   echo "== installing Debian's chromium for the browser tests"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
+    echo "setup: the browser tests need Debian's chromium at /usr/bin/chromium, and installing it needs root or sudo" >&2
+    echo "  (neither is available here): have it installed once with 'apt-get install chromium', then run this again" >&2
+    exit 1
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi

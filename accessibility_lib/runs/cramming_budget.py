@@ -124,6 +124,31 @@ def facing_ends(low: UnitSummary, high: UnitSummary) -> tuple[str, str]:
     return "above", f"the intervals are disjoint, {b_lo - a_hi:.1f} tokens apart at their facing ends"
 
 
+#: :func:`curve_trend`'s three readings, as a sentence says them
+TREND_WORDS = {
+    "growing": "still growing: the smallest and largest budgets' intervals are disjoint",
+    "rising": "rising at every budget, with overlapping intervals",
+    "flat": "not shown to move",
+}
+
+
+def budget_curve_brief(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> str:
+    """The float32 budget curve in a few words, for a page that gives :func:`budget_curve_text` once already.
+
+    Returns:
+        e.g. ``"n50 at m = 1 of 9.1 → 12.0 → 15.0 tokens at 300 → 600 → 1,200 steps (rising at every budget,
+        with overlapping intervals)"``, the parenthesis :func:`curve_trend`'s reading in words
+        (:data:`TREND_WORDS`); ``""`` where no float32 curve of two or more budgets is stored.
+    """
+    curve = budget_curve(summaries, kind, m, instrument).get("float32", [])
+    if len(curve) < 2:
+        return ""
+    return (
+        f"n50 at m = {m} of {' → '.join(f'{u.fit.n50:.1f}' for u in curve)} tokens at "
+        f"{' → '.join(f'{u.max_steps:,}' for u in curve)} steps ({TREND_WORDS[curve_trend(curve)]})"
+    )
+
+
 def curve_trend(curve: list[UnitSummary]) -> str:
     """How a budget curve (units sorted by step budget, :func:`budget_curve`) moves n50, in one word.
 

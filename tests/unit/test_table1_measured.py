@@ -146,6 +146,14 @@ def test_the_budget_curve_says_when_a_larger_budget_moved_n50_and_when_it_only_o
     assert "at the last step the intervals are disjoint only by an extrapolated end" in f32
     assert "has not levelled off" not in f32
     assert "from each budget to the next" not in text.split("in float32")[0]  # two budgets: no per-step clause
+    # the brief form: the float32 curve's point estimates and budgets in order, with its trend word
+    brief = CB.budget_curve_brief(smol, "natural")
+    n50s = " → ".join(f"{u.fit.n50:.1f}" for u in curve["float32"])
+    assert (
+        brief
+        == f"n50 at m = 1 of {n50s} tokens at 300 → 600 → 1,200 steps ({CB.TREND_WORDS[CB.curve_trend(curve['float32'])]})"
+    )
+    assert CB.budget_curve_brief(smol, "random_tokens") == ""
 
 
 def test_budget_moves_pair_the_same_targets_at_two_budgets_at_every_m():
