@@ -186,7 +186,9 @@ PLANS = {
     # the budget curve of natural text at m = 1 (600 and 1,200 steps with no patience, the longer continuing the
     # shorter's capped failures), which says how much of the gap to the authors' 17.07 (3,000 steps, patience
     # 500) a larger budget closes; then random words at 600 and 1,200 steps, whose 300-step units' patience never
-    # ended a trial, so that kind's budget curve starts at the base budget too and reaches 4× it
+    # ended a trial, so that kind's budget curve starts at the base budget too and reaches 4× it; last, both kinds
+    # at 600 steps for m = 2 (random words first, the cheaper), the budget pairs that say whether a larger budget
+    # moves Gemma's n50s alike at two m (its 300-step units' patience never ended a trial, so they pair)
     ("gemma-3-270m", "table1"): lambda: (
         [
             CrammingUnit(kind, m, design="bisect" if m == 1 else "sequential")
@@ -197,6 +199,7 @@ PLANS = {
         + [CrammingUnit(kind, m) for m in (3, 4) for kind in ("random_words", "natural")]
         + [CrammingUnit("natural", 1, max_steps=steps, patience=None) for steps in (600, 1200)]
         + [CrammingUnit("random_words", 1, max_steps=steps, patience=None) for steps in (600, 1200)]
+        + [CrammingUnit(kind, 2, max_steps=600, patience=None) for kind in ("random_words", "natural")]
     ),
     ("nano", "instruments"): _instruments_nano,
     # a quick plan for tests and demonstrations on the shipped model
