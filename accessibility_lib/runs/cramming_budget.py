@@ -126,9 +126,9 @@ def facing_ends(low: UnitSummary, high: UnitSummary) -> tuple[str, str]:
 
 #: :func:`curve_trend`'s three readings, as a sentence says them
 TREND_WORDS = {
-    "growing": "still growing: the smallest and largest budgets' intervals are disjoint",
+    "growing": "growing over these budgets: the smallest and largest budgets' intervals are disjoint",
     "rising": "rising at every budget, with overlapping intervals",
-    "flat": "not shown to move",
+    "flat": "no move of a token or more shown, by the intervals or the point estimates",
 }
 
 
@@ -143,9 +143,13 @@ def budget_curve_brief(summaries: list[UnitSummary], kind: str, m: int = 1, inst
     curve = budget_curve(summaries, kind, m, instrument).get("float32", [])
     if len(curve) < 2:
         return ""
+    trend = curve_trend(curve)
+    words = TREND_WORDS[trend]
+    if trend == "growing" and len(curve) == 2:  # one step measured: it shows no convergence, not a growth to come
+        words = f"not converged at {curve[0].max_steps:,} steps: the two budgets' intervals are disjoint"
     return (
         f"n50 at m = {m} of {' → '.join(f'{u.fit.n50:.1f}' for u in curve)} tokens at "
-        f"{' → '.join(f'{u.max_steps:,}' for u in curve)} steps ({TREND_WORDS[curve_trend(curve)]})"
+        f"{' → '.join(f'{u.max_steps:,}' for u in curve)} steps ({words})"
     )
 
 
@@ -171,8 +175,11 @@ def curve_trend(curve: list[UnitSummary]) -> str:
     return "flat"
 
 
-def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper") -> str:
-    """One sentence per dtype on what the budget curve says, or that none is stored (chapters 3 and 5).
+def budget_curve_text(
+    summaries: list[UnitSummary], kind: str, m: int = 1, instrument: str = "paper", *, dtype: str | None = None
+) -> str:
+    """One sentence per dtype (only ``dtype``'s, where given) on what the budget curve says, or that none is
+    stored (chapters 3 and 5).
 
     Every budget of the curve is named with its n50. Disjoint intervals at the smallest and largest budget mean
     the smaller budget's n50 has not converged (it is a lower estimate); overlapping ones only mean the budgets
@@ -180,16 +187,16 @@ def budget_curve_text(summaries: list[UnitSummary], kind: str, m: int = 1, instr
     next (in %) and whether the last step's intervals are disjoint: a curve that has levelled off moves less
     at each step and ends in overlapping intervals.
     """
-    curves = budget_curve(summaries, kind, m, instrument)
+    curves = {dt: us for dt, us in budget_curve(summaries, kind, m, instrument).items() if dtype in (None, dt)}
     if not curves:
         return f"no budget curve is complete for {kind.replace('_', ' ')} at m = {m} yet"
     parts = []
-    for dtype, us in curves.items():
+    for dt, us in curves.items():
         a, b = us[0], us[-1]
         dis = sum(int(u.disagreements) for u in us)
         caveat = f" (whose decode paths disagreed at {dis} checks)" if dis else ""
         points = [f"with {u.budget_label.split(',')[0]}, {u.fit.describe()}" for u in us]
-        text = f"in {dtype}{caveat}, n50 at m = {m} is: {'; '.join(points)}"
+        text = f"in {dt}{caveat}, n50 at m = {m} is: {'; '.join(points)}"
         quiet = [u for u in us if u.patience is not None and patience_share(u) == 1.0]
         if quiet and any(u.patience is None for u in us):
             text += (
@@ -264,7 +271,9 @@ def budget_condition_text(summaries: list[UnitSummary], kind: str, base_steps: i
 
     Returns:
         A parenthesis, e.g. ``" (on the same targets, 600 steps move the point estimates by +7.8 tokens at m = 1,
-        …, so the condition is not established)"``.
+        …, so the condition is not established)"``. It never says the condition holds: where the point estimates
+        grow with m and every move is settled, it says the condition is indicated, since intervals that settle
+        each move above zero do not settle that the moves grow.
     """
     pairs = budget_moves(summaries, kind, 2 * base_steps, base_steps)
     if len(pairs) < 2:
@@ -285,7 +294,8 @@ def budget_condition_text(summaries: list[UnitSummary], kind: str, base_steps: i
         + ("; these grow with m" if grows else "; these do not grow at every step in m")
         + settle
         + (
-            ": the condition holds on these runs"
+            ": the point estimates meet the condition, but the intervals settle only that each move is above "
+            "zero, not that the moves grow, so the condition is indicated, not established"
             if grows and len(settled) == len(pairs)
             else ", so the condition is not established"
         )

@@ -212,11 +212,20 @@ def edge_notes_of(points) -> list[str]:
     )
 
 
+#: a unit whose highest success rate over the lengths tried is below this has no rate near 1: its n50 is where a
+#: plateau meets ½ (edge_notes)
+PLATEAU_TOP = 0.75
+
+
 def edge_notes(units: list) -> list[str]:
-    """Clauses naming the m whose n50 interval has an end past the lengths tried (``extrapolated``) and the m whose
-    n50 point the steepness cap sets (``placed_by_cap``); empty when neither. One wording for every printed slope."""
+    """Clauses naming the m whose n50 interval has an end past the lengths tried (``extrapolated``), the m whose
+    n50 point the steepness cap sets (``placed_by_cap``) and the m whose success rates stay below
+    :data:`PLATEAU_TOP` at every length tried (``rates``; the logistic's fall from 1 is then never seen, and the
+    share of targets the budget misses at every length moves n50 as much as the length does); empty when none.
+    One wording for every printed slope."""
     ext = ", ".join(str(u.m) for u in units if getattr(u, "extrapolated", False))
     cap = ", ".join(str(u.m) for u in units if getattr(u, "placed_by_cap", False))
+    low = [u for u in units if len(getattr(u, "rates", ())) and float(max(u.rates)) < PLATEAU_TOP]
     notes = []
     if ext:
         many = "," in ext
@@ -229,6 +238,14 @@ def edge_notes(units: list) -> list[str]:
         notes.append(
             f"the n50 point{'s' if many else ''} at m = {cap} {'are' if many else 'is'} set by the fit's steepness "
             f"cap, the data placing {'them' if many else 'it'} only within {'their intervals' if many else 'its interval'}"
+        )
+    if low:
+        many = len(low) > 1
+        notes.append(
+            f"at m = {', '.join(str(u.m) for u in low)} no length tried crams {100 * PLATEAU_TOP:.0f} % of its "
+            f"targets (at most {', '.join(f'{100 * float(max(u.rates)):.0f} %' for u in low)}), so the "
+            f"n50{'s sit' if many else ' sits'} where a plateau meets ½ and the targets the budget misses at "
+            "every length move it as much as the length does"
         )
     return notes
 

@@ -168,7 +168,7 @@ def differences_from_authors(units, model: str = "gemma-3-270m") -> str:
 
     Returns:
         e.g. ``"budget (their 3000 steps with patience 500 against our 300 with patience 100, ...), text
-        (Austen against their PG19), targets (...), weights (...) and precision (...)"``.
+        (Austen against their PG19), targets (...), estimator (...), weights (...) and precision (...)"``.
 
     Raises:
         ValueError: no units, units of more than one budget or target kind, or a model not in ``SOURCES``
@@ -209,8 +209,12 @@ def differences_from_authors(units, model: str = "gemma-3-270m") -> str:
     text = "text (Austen against their PG19)" if u.kind == "natural" else "word list (ours against theirs)"
     weights = f"weights ({SOURCES[model]['model']}, a 4-bit file)"
     precision = (
-        "float32 against a setting their published code does not reproduce: its fp16 autocast fails on Gemma"
+        "float32 against a setting we could not reproduce with their published code: its fp16 autocast fails on Gemma"
         if model.startswith("gemma")
         else "float32 against their published code's fp16 autocast"
     )
-    return f"budget ({budget}), {text}, targets ({targets}), {weights} and precision ({precision})"
+    estimator = (
+        "estimator (their sigmoid fitted to a fixed grid of lengths, with no interval; ours a logistic fitted to the "
+        "lengths our search chose, with a 95 % interval)"
+    )
+    return f"budget ({budget}), {text}, targets ({targets}), {estimator}, {weights} and precision ({precision})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from accessibility_lib.experiments.slope_fit import fit_slope
@@ -146,6 +147,8 @@ def test_the_budget_curve_says_when_a_larger_budget_moved_n50_and_when_it_only_o
     assert "at the last step the intervals are disjoint only by an extrapolated end" in f32
     assert "has not levelled off" not in f32
     assert "from each budget to the next" not in text.split("in float32")[0]  # two budgets: no per-step clause
+    only32 = CB.budget_curve_text(smol, "natural", dtype="float32")  # one dtype: the other is left out
+    assert only32.startswith("in float32, n50 at m = 1 is:") and "bfloat16" not in only32
     # the brief form: the float32 curve's point estimates and budgets in order, with its trend word
     brief = CB.budget_curve_brief(smol, "natural")
     n50s = " → ".join(f"{u.fit.n50:.1f}" for u in curve["float32"])
@@ -154,6 +157,11 @@ def test_the_budget_curve_says_when_a_larger_budget_moved_n50_and_when_it_only_o
         == f"n50 at m = 1 of {n50s} tokens at 300 → 600 → 1,200 steps ({CB.TREND_WORDS[CB.curve_trend(curve['float32'])]})"
     )
     assert CB.budget_curve_brief(smol, "random_tokens") == ""
+    rw = CB.budget_curve(smol, "random_words")["float32"]  # two budgets, disjoint: not converged, no "growing"
+    if len(rw) == 2 and CB.curve_trend(rw) == "growing":
+        assert "(not converged at 300 steps: the two budgets' intervals are disjoint)" in CB.budget_curve_brief(
+            smol, "random_words"
+        )
 
 
 def test_budget_moves_pair_the_same_targets_at_two_budgets_at_every_m():
@@ -199,6 +207,7 @@ def test_the_differences_from_the_authors_name_budget_kind_and_targets_of_the_un
     text = T.differences_from_authors([unit(1, 20), unit(2, 20), unit(3, 10)])
     assert "their 3000 steps with patience 500 against our 300 with patience 100" in text
     assert "ours, not theirs; 10 a length at m = 3 where the crossing is pinned, against their 20" in text
+    assert "estimator (their sigmoid fitted to a fixed grid of lengths" in text
     assert "against their 20" not in T.differences_from_authors([unit(1, 20), unit(2, 20)])  # the same count
     assert "text (Austen against their PG19)" in text and "Q4_K_M" in text and "fails on Gemma" in text
     smol = T.differences_from_authors([unit(1, 10)], "smollm2-135m")
@@ -351,3 +360,47 @@ def test_edge_notes_of_reads_fits_as_units_do():
         "the n50 point at m = 1 is set by the fit's steepness cap, the data placing it only within its interval",
     ]
     assert CS.edge_notes_of([(1, fit(0.5, 9.0, ci_open=(True, False)), [1, 2]), (2, fit(1, 2, ok=False), [1])]) == []
+
+
+def test_the_budget_condition_is_never_said_to_hold_on_point_estimates():
+    """The stored SmolLM2 float32 pairs at 300 and 600 steps: where the moves grow with m only in their point
+    estimates, the text says "indicated, not established"; where they do not grow, "not established"; Gemma,
+    with a 600-step unit at one m only (as this artifact stands), is untested."""
+    from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_budget as CB
+    from accessibility_lib.runs import cramming_summary as CS
+
+    smol = CS.summarize(CA.load_artifact("smollm2-135m"))
+    for kind in ("natural", "random_words"):
+        pairs = CB.budget_moves(smol, kind, 600, 300)
+        moves = [b.fit.n50 - a.fit.n50 for _, a, b in pairs]
+        text = CB.budget_condition_text(smol, kind, 300)
+        assert len(pairs) >= 2 and "holds" not in text and "not established" in text
+        grows = all(y >= x for x, y in zip(moves, moves[1:]))
+        settled = all(CB.facing_ends(a, b)[0] == "above" for _, a, b in pairs)
+        assert ("indicated, not established" in text) == (grows and settled)
+        assert ("do not grow at every step in m" in text) == (not grows)
+    gemma = CS.summarize(CA.load_artifact("gemma-3-270m"))
+    if len(CB.budget_moves(gemma, "natural", 600, 300)) < 2:
+        assert "untested" in CB.budget_condition_text(gemma, "natural", 300)
+
+
+def test_edge_notes_name_the_m_whose_rates_never_reach_the_plateau_top():
+    """A unit whose success rates stay below PLATEAU_TOP at every length tried is named, with its highest rate;
+    one that reaches it is not (fabricated units, then the stored Gemma natural slope's own units)."""
+    from types import SimpleNamespace
+
+    from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_summary as CS
+
+    low = SimpleNamespace(m=1, rates=np.array([0.2, 0.65, 0.4]))
+    high = SimpleNamespace(m=2, rates=np.array([1.0, 0.5, 0.0]))
+    (note,) = CS.edge_notes([low, high])
+    assert note.startswith("at m = 1 no length tried crams 75 % of its targets (at most 65 %)") and "m = 2" not in note
+    assert CS.edge_notes([high]) == []
+    pts, _ = CS.slopes(CS.summarize(CA.load_artifact("gemma-3-270m")), 300, instrument="paper", dtype="float32")[
+        "natural"
+    ]
+    below = [u.m for u in pts if max(u.rates) < CS.PLATEAU_TOP]
+    plateau = [n for n in CS.edge_notes(pts) if "plateau" in n]
+    assert bool(below) == bool(plateau) and all(f"{m}" in plateau[0] for m in below)
