@@ -28,6 +28,13 @@ for tool in flock npm; do
   fi
 done
 
+# the browser tests need Debian's chromium; installing it needs root or sudo: with neither, stop before any install
+if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ] && [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null; then
+  echo "setup.sh: --browser needs Debian's chromium at /usr/bin/chromium, and installing it needs root or sudo" >&2
+  echo "  (neither is available here): have it installed once with 'apt-get install chromium', then run this again" >&2
+  exit 2
+fi
+
 # `make book` and `make test` started together in one clone would both install into .venv: the second waits
 exec 9>.setup.lock
 if ! flock -n 9; then
@@ -63,11 +70,6 @@ fi
 if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   echo "== installing Debian's chromium for the browser tests"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  if [ -n "$SUDO" ] && ! command -v sudo >/dev/null; then
-    echo "setup: the browser tests need Debian's chromium at /usr/bin/chromium, and installing it needs root or sudo" >&2
-    echo "  (neither is available here): have it installed once with 'apt-get install chromium', then run this again" >&2
-    exit 1
-  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
