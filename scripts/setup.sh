@@ -29,8 +29,9 @@ for tool in flock npm; do
 done
 
 # the browser tests need Debian's chromium; installing it needs root or sudo: with neither, stop before any install
-if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ] && [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null; then
-  echo "setup.sh: --browser needs Debian's chromium at /usr/bin/chromium, and installing it needs root or sudo" >&2
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}  # where the browser tests look for it (overridable for this script's tests)
+if [ "$want_browser" = 1 ] && [ ! -x "$CHROMIUM" ] && [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null; then
+  echo "setup.sh: --browser needs Debian's chromium at $CHROMIUM, and installing it needs root or sudo" >&2
   echo "  (neither is available here): have it installed once with 'apt-get install chromium', then run this again" >&2
   exit 2
 fi

@@ -225,7 +225,6 @@ def edge_notes(units: list) -> list[str]:
     One wording for every printed slope."""
     ext = ", ".join(str(u.m) for u in units if getattr(u, "extrapolated", False))
     cap = ", ".join(str(u.m) for u in units if getattr(u, "placed_by_cap", False))
-    low = [u for u in units if len(getattr(u, "rates", ())) and float(max(u.rates)) < PLATEAU_TOP]
     notes = []
     if ext:
         many = "," in ext
@@ -239,15 +238,23 @@ def edge_notes(units: list) -> list[str]:
             f"the n50 point{'s' if many else ''} at m = {cap} {'are' if many else 'is'} set by the fit's steepness "
             f"cap, the data placing {'them' if many else 'it'} only within {'their intervals' if many else 'its interval'}"
         )
-    if low:
-        many = len(low) > 1
-        notes.append(
-            f"at m = {', '.join(str(u.m) for u in low)} no length tried crams {100 * PLATEAU_TOP:.0f} % of its "
-            f"targets (at most {', '.join(f'{100 * float(max(u.rates)):.0f} %' for u in low)}), so the "
-            f"n50{'s sit' if many else ' sits'} where a plateau meets ½ and the targets the budget misses at "
-            "every length move it as much as the length does"
-        )
-    return notes
+    plateau = plateau_note(units)
+    return notes + ([plateau] if plateau else [])
+
+
+def plateau_note(units: list) -> str:
+    """The clause naming the m whose success rates stay below :data:`PLATEAU_TOP` at every length tried, with
+    each one's highest rate (%); empty when none. Part of :func:`edge_notes`, and said alone of one unit."""
+    low = [u for u in units if len(getattr(u, "rates", ())) and float(max(u.rates)) < PLATEAU_TOP]
+    if not low:
+        return ""
+    many = len(low) > 1
+    return (
+        f"at m = {', '.join(str(u.m) for u in low)} no length tried crams {100 * PLATEAU_TOP:.0f} % of its "
+        f"targets (at most {', '.join(f'{100 * float(max(u.rates)):.0f} %' for u in low)}), so the "
+        f"n50{'s sit' if many else ' sits'} where a plateau meets ½ and the targets the budget misses at "
+        "every length move it as much as the length does"
+    )
 
 
 def one_per_settings(summaries: list[UnitSummary]) -> list[UnitSummary]:

@@ -398,6 +398,7 @@ def test_edge_notes_name_the_m_whose_rates_never_reach_the_plateau_top():
     (note,) = CS.edge_notes([low, high])
     assert note.startswith("at m = 1 no length tried crams 75 % of its targets (at most 65 %)") and "m = 2" not in note
     assert CS.edge_notes([high]) == []
+    assert CS.plateau_note([low]) == note and CS.plateau_note([high]) == ""  # the clause said alone of one unit
     pts, _ = CS.slopes(CS.summarize(CA.load_artifact("gemma-3-270m")), 300, instrument="paper", dtype="float32")[
         "natural"
     ]

@@ -151,6 +151,16 @@ def test_book_models_measures_nano_and_skips_what_is_not_fetched() -> None:
     assert any("not-a-fetched-model" in n and "not fetched" in n for n in notes)
 
 
+def test_book_models_take_stored_radii_as_given_without_loading_the_model() -> None:
+    """A stored r (chapter 5's support artifact, as chapter 3 passes it) is used as is, for a model not fetched
+    too, and the sample it came from is named in the entry and the note."""
+    stored = {"gemma-3-270m": {"linf": 678.9, "l2": 702.8, "sample": "192 last-layer embeddings"}}
+    entries, notes = book_models(["gemma-3-270m"], stored=stored)
+    (e,) = entries
+    assert (e["d"], e["r_inf"], e["r_l2"]) == (640, 678.9, 702.8)
+    assert "192 last-layer embeddings" in e["source"] and "stored: 192 last-layer embeddings" in notes[0]
+
+
 def test_paper_cramming_series_reproduce_the_reported_slopes() -> None:
     series = {s["name"]: s for s in paper_cramming_series("rinf_fp16")}
     assert len(series) == 4

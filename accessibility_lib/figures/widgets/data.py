@@ -128,8 +128,10 @@ def book_models(
     length: int = 16,
     seed: int = 0,
     measured: Mapping[str, tuple[float | None, float | None]] | None = None,
+    stored: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The book's models with r∞ and r_l2 measured on ``n_prompts`` random prompts of ``length`` tokens.
+    """The book's models with r∞ and r_l2 measured on ``n_prompts`` random prompts of ``length`` tokens, or
+    taken from a stored measurement.
 
     Args:
         names: model names (``nano``, ``smollm2-135m``, ``gemma-3-270m``; any name ``load_model`` accepts).
@@ -140,6 +142,9 @@ def book_models(
             both gives one radius per model.
         seed: prompt seed.
         measured: optional ``{name: (natural slope, random slope)}`` measured elsewhere (e.g. chapter 3).
+        stored: optional ``{name: {"linf": r∞, "l2": r_l2, "sample": what they were measured on}}``, e.g. chapter
+            5's support artifact, which chapter 3 passes so that the explorer, its tables and chapter 5 use one r;
+            a model given here is neither loaded nor measured (it need not be fetched).
 
     Returns:
         (entries, notes): the entries of the fetched models; one note per model skipped (not fetched)
@@ -159,16 +164,24 @@ def book_models(
     length = check_int("length", length, minimum=1)
     measured = dict(measured or {})
     entries, notes = [], []
+    stored = dict(stored or {})
     for name in names:
-        if name != "nano" and not (cache_dir() / name / "config.json").exists():
+        t0 = time.perf_counter()
+        if name in stored:
+            rad = {"linf": float(stored[name]["linf"]), "l2": float(stored[name]["l2"])}
+            source, how = f"r stored, measured on {stored[name]['sample']}", f"stored: {stored[name]['sample']}"
+        elif name != "nano" and not (cache_dir() / name / "config.json").exists():
             notes.append(f"{name}: not fetched (python -m accessibility_lib fetch {name}); not in the selector")
             continue
-        t0 = time.perf_counter()
+        else:
+            handle = load_model(name)
+            rad = geometry.radii(
+                sample_embeddings(handle, n_prompts, [length], seed=seed, desc=f"{name} embeddings")[length]
+            )
+            del handle
+            sample = f"{n_prompts} random prompts of {length} tokens"
+            source, how = f"r measured on {sample}", f"{sample}, {time.perf_counter() - t0:.0f} s"
         shape = capacity.read_shape(name)
-        handle = load_model(name)
-        emb = sample_embeddings(handle, n_prompts, [length], seed=seed, desc=f"{name} embeddings")[length]
-        rad = geometry.radii(emb)
-        del handle
         nat, rnd = measured.get(name, (None, None))
         entries.append(
             model_entry(
@@ -180,14 +193,12 @@ def book_models(
                 group="book",
                 slope_natural=nat,
                 slope_random=rnd,
-                source=f"config; r measured on {n_prompts} random prompts of {length} tokens"
-                + same_model_note(name, rad),
+                source=f"config; {source}" + same_model_note(name, rad),
             )
         )
         notes.append(
             f"{name}: d = {shape.d_model}, |V| = {shape.d_vocab}, r∞ = {rad['linf']:.3g}, max L2 norm = {rad['l2']:.3g} "
-            f"({n_prompts} random prompts of {length} tokens, {time.perf_counter() - t0:.0f} s)"
-            + same_model_note(name, rad)
+            f"({how})" + same_model_note(name, rad)
         )
     return entries, notes
 
