@@ -96,7 +96,7 @@ class CellsSummary:
         mean_log_p: E[ln p] over the tokens the method keeps (nats); se: its standard error.
         fill_share: share of Σ ln p that comes from tokens with no hit (their filled value); 0 when
             the method drops them.
-        convolution_slope: the replication method's regression slope of ln median S_k on k (nats per
+        convolution_slope: the replication method's regression slope of median S_k on k (nats per
             token), or None.
     """
 
@@ -265,7 +265,7 @@ def replication_column(
     lp = np.log(hit / n_samples)  # their D: hit tokens only, equal weights
     ks = np.arange(1, 7)
     med = np.array([convolution.median_log_volume(lp, int(k)) for k in ks]) if lp.min() < 0 else -1e-12 * ks
-    slope = float(np.polyfit(ks, med, 1)[0])  # ln median against k
+    slope = float(np.polyfit(ks, med, 1)[0])  # the median log-volume S_k (nats) against k
     C_cells = lp_ell / abs(slope) if slope < 0 else float("inf")
     caveat = "" if hit.size > 1 else "every point fell into one cell: the row is undefined"
     rows["ellipsoid + non-uniform cells"] = Row(
@@ -273,7 +273,7 @@ def replication_column(
         lp_ell,
         float(w.max() / 2),
         eps,
-        f"Σ ln(1 + w_i/ε) / |slope of ln median S_k on k|, the slope's magnitude {abs(slope):.2f} nats per token",
+        f"Σ ln(1 + w_i/ε) / |slope of median S_k on k|, the slope's magnitude {abs(slope):.2f} nats per token",
         caveat,
     )
     rows["ellipsoid + variable ε"] = Row(None, None, None, None, "not implemented in the authors' code")

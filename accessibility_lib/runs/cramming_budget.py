@@ -264,6 +264,27 @@ def budget_moves(
     return [(m, *pairs[m]) for m in sorted(pairs)]
 
 
+def budget_slopes(summaries: list[UnitSummary], kind: str, max_steps: int, base_steps: int):
+    """The slope through the :func:`budget_moves` pairs at each of the two budgets, on the same targets and m.
+
+    Returns:
+        ``(ms, slope at base_steps, slope at max_steps)`` (each a
+        :class:`~accessibility_lib.experiments.slope_fit.SlopeFit` with the n50 intervals; tokens per vector), or
+        None with fewer than two m stored at both budgets.
+    """
+    from accessibility_lib.experiments.slope_fit import fit_slope
+
+    moves = budget_moves(summaries, kind, max_steps, base_steps)
+    if len(moves) < 2:
+        return None
+    ms = [m for m, _, _ in moves]
+    at = [
+        fit_slope(ms, [u.fit.n50 for u in us], n50_ci=[u.fit.ci for u in us])
+        for us in zip(*[(a, b) for _, a, b in moves])
+    ]
+    return ms, at[0], at[1]
+
+
 def budget_condition_text(summaries: list[UnitSummary], kind: str, base_steps: int) -> str:
     """Whether a larger budget raises n50 at least as much at larger m, read from the stored pairs of
     :func:`budget_moves` at twice ``base_steps`` (the condition under which a slope measured at ``base_steps`` is

@@ -192,7 +192,7 @@ TABLE1_ROW_RATIOS: dict[str, tuple[float, float, float]] = {
 }
 
 
-#: The authors' convolution slopes (nats per token: the regression slope of ln median S_k on k), per
+#: The authors' convolution slopes (nats per token: the regression slope of median S_k on k), per
 #: model, as printed by their bound notebook (a stored markdown cell, models listed alphabetically).
 #: Their notebook then assigns this list to the Table 1 columns by position, in another order (see
 #: :data:`AUTHORS_CONV_SLOPE_ORDER_BUG`).

@@ -48,7 +48,7 @@ ALLOWED: dict[str, str] = {
     "fail even at n = 10": "the replication code's fp16 autocast without a gradient scaler, as reviewed for this book "
     "(Llama and Gemma); a reading of their code, not re-measured here",
     "uses 0.1 on SmolLM2-135M": "the learning rate of Progressive Cramming (tarasov2026progressive, cited beside it)",
-    "k = 1…6": "the authors' regression range for the cells' slope: ln median S_k on k = 1…6 (their bound notebook)",
+    "k = 1…6": "the authors' regression range for the cells' slope: median S_k on k = 1…6 (their bound notebook)",
     "100 % exact match": "the paper's stopping criterion for copying ('100 % training accuracy', its copying experiment, Section 5)",
     "100 % training accuracy": "the paper's stopping criterion for copying, quoted (its copying experiment, Section 5)",
     # fixed conventions of the book, not measurements

@@ -181,6 +181,25 @@ def test_budget_moves_pair_the_same_targets_at_two_budgets_at_every_m():
     assert CB.budget_moves(smol, "natural", 4800, 300) == []
 
 
+def test_budget_slopes_fit_the_paired_units_at_each_budget():
+    """The two slopes chapters 3 and 5 set side by side are fitted through the budget_moves pairs, one budget
+    each (the stored SmolLM2 natural units); with fewer than two paired m there are none."""
+    from accessibility_lib.experiments.slope_fit import fit_slope
+    from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import cramming_budget as CB
+    from accessibility_lib.runs import cramming_summary as CS
+
+    smol = CS.summarize(CA.load_artifact("smollm2-135m"))
+    moves = CB.budget_moves(smol, "natural", 600, 300)
+    ms, lo, hi = CB.budget_slopes(smol, "natural", 600, 300)
+    assert ms == [m for m, _, _ in moves] and len(ms) >= 2
+    for k, fit in ((1, lo), (2, hi)):
+        ref = fit_slope(ms, [t[k].fit.n50 for t in moves], n50_ci=[t[k].fit.ci for t in moves])
+        assert (fit.slope, fit.ci) == (ref.slope, ref.ci)
+    assert hi.slope > lo.slope  # 600 steps raised n50 more at larger m on these targets
+    assert CB.budget_slopes(smol, "natural", 4800, 300) is None
+
+
 def test_an_interval_with_an_end_past_the_lengths_tried_is_flagged_extrapolated():
     """Gemma's natural m = 1 (20 targets) has its lower end below the shortest length it tried; SmolLM2's natural
     m = 2 (20 targets) lies within its lengths; a unit without a fit is never flagged."""
