@@ -36,7 +36,10 @@ def budget_reading(units: list[UnitSummary]) -> tuple[bool | None, str]:
             "a budget curve (the same targets at larger budgets) is the test"
         )
     if at_cap > fails / 2:
-        return True, share + " while still improving, so a larger budget may raise its n50s (no patience ran out)"
+        return True, (
+            share + " while still improving, so a larger budget may raise its n50s "
+            f"(its patience ended {'none' if at_cap == fails else f'only {fails - at_cap}'} of them)"
+        )
     return False, share
 
 
