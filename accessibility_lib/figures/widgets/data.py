@@ -137,9 +137,8 @@ def book_models(
         names: model names (``nano``, ``smollm2-135m``, ``gemma-3-270m``; any name ``load_model`` accepts).
         n_prompts, length: the random prompts whose last-layer embeddings (after the final norm) give
             r∞ (largest |coordinate|) and r_l2 (largest L2 norm); a few dozen prompts give maxima of a small
-            sample, below the paper's 10,000 prompts (maxima only grow with the sample). The default is
-            ``scripts/prompt_radii.py``'s sample (``book/data/cramming/radii.json``), so a chapter that shows
-            both gives one radius per model.
+            sample, below the paper's 10,000 prompts (maxima only grow with the sample). A chapter that
+            also prints a stored radius passes it as ``stored`` instead, so that it shows one r per model.
         seed: prompt seed.
         measured: optional ``{name: (natural slope, random slope)}`` measured elsewhere (e.g. chapter 3).
         stored: optional ``{name: {"linf": r∞, "l2": r_l2, "sample": what they were measured on}}``, e.g. chapter
