@@ -7,6 +7,8 @@ Both draw stored artifacts (``book/data/support/resolved/<model>.json``, written
 
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.ticker import ScalarFormatter
@@ -19,14 +21,23 @@ __all__ = ["RATIOS", "ratio_sweep_figure", "convergence_figure"]
 RATIOS = ("cone/ball", "ellipsoid/ball", "cells/ellipsoid")
 
 
-def ratio_sweep_figure(arts: dict, paper_ratios: dict, implied: dict | None = None):
+def ratio_sweep_figure(
+    arts: dict, paper_ratios: dict, implied: dict | None = None, paper_own_cells: dict | None = None
+):
     """Three panels (one per ratio) of our models' ratios against log2(2r/ε), the paper's columns marked.
+
+    The curves use the ideal splitting variance. Where a model's replicate check rejects it
+    (:func:`~accessibility_lib.geometry.table1_resolved.variance_corrected`), the cells/ellipsoid panel also
+    marks the ratio under the measured variance, with its interval, at the table's 2r/ε = 2·r₂/ε.
 
     Args:
         arts: ``{model: artifact}``; a model without resolved cells gets the shape ratios only
             (:func:`~accessibility_lib.geometry.table1_resolved.sweep_of`).
         paper_ratios: ``{column: (cone/ball, ellipsoid/ball, cells/ellipsoid)}`` (the paper's Table 1).
         implied: ``{column: log2(2r/ε)}`` (default :func:`~accessibility_lib.geometry.table1_resolved.paper_implied_log2`).
+        paper_own_cells: ``{column: cells/ellipsoid}`` recomputed with each column's own convolution slope (the
+            authors' code assigns the slopes by list position; chapter 5, "Against the paper's Table 1"), drawn as
+            open triangles where it differs from the printed ratio by more than 0.005.
 
     Returns:
         the matplotlib figure.
@@ -42,14 +53,53 @@ def ratio_sweep_figure(arts: dict, paper_ratios: dict, implied: dict | None = No
             if all(v != v for v in sw[ratio]):  # NaN: no resolved D for this model
                 continue
             ax.plot(sw["log2_x"], sw[ratio], "-", color=colors[i], label=m)
+            vc = T.variance_corrected(arts[m]) if ratio == "cells/ellipsoid" else None
+            if vc is not None:  # the replicate check rejects the ideal variance: the measured one, at the table's ε
+                inp = arts[m]["inputs"]
+                x = math.log2(2.0 * float(inp["r_l2"]) / float(inp["eps"]))
+                lo, hi = vc["ratio_ci"]
+                ax.errorbar(
+                    [x],
+                    [vc["ratio"]],
+                    yerr=[[vc["ratio"] - lo], [hi - vc["ratio"]]],
+                    fmt="D",
+                    color=colors[i],
+                    ms=4,
+                    capsize=2,
+                    label=f"{m}: measured variance, table's ε",
+                )
         for j, (col, x) in enumerate(implied.items()):  # a short number a column (the key is in the legend)
             ax.plot([x], [paper_ratios[col][k]], "k^", ms=5, label="paper's columns" if j == 0 else None)
             ax.annotate(str(j + 1), (x, paper_ratios[col][k]), fontsize=7, xytext=(3, 2), textcoords="offset points")
+        if ratio == "cells/ellipsoid" and paper_own_cells:
+            moved = [
+                (x, paper_own_cells[col], j)
+                for j, (col, x) in enumerate(implied.items())
+                if col in paper_own_cells and abs(paper_own_cells[col] - paper_ratios[col][k]) > 0.005
+            ]
+            for n_, (x, y, j) in enumerate(moved):
+                ax.plot(
+                    [x],
+                    [y],
+                    "^",
+                    mfc="none",
+                    mec="k",
+                    ms=5,
+                    label="paper's columns, each with its own convolution slope" if n_ == 0 else None,
+                )
+                ax.annotate(str(j + 1), (x, y), fontsize=7, xytext=(3, -8), textcoords="offset points")
         ax.margins(y=0.12)
         ax.set_title(ratio, fontsize=10)
         ax.set_xlabel("log₂(2r/ε)")
     axes[0].set_ylabel("ratio of slopes")
     handles, labels = axes[0].get_legend_handles_labels()  # every model has its shape ratios
+    extra = [
+        (h, lab)
+        for h, lab in zip(*axes[2].get_legend_handles_labels())
+        if "measured variance" in lab or "own convolution slope" in lab
+    ]
+    handles += [h for h, _ in extra]
+    labels += [lab for _, lab in extra]
     for j, col in enumerate(implied):
         handles.append(Line2D([], [], ls="none"))
         labels.append(f"{j + 1}: {col}")

@@ -302,3 +302,62 @@ def test_cells_C_interval_widens_with_the_standard_error_of_E_ln_p():
     assert hi == pytest.approx(C * E / (E - 1.959964 * se), rel=1e-5)
     inp = _toy_inputs(V=10, lp=[-0.1, -5.0, -0.1, -5.0])  # E ≤ z·SE: no finite upper end
     assert T.cells_C_interval(inp)[1] == math.inf
+
+
+def test_ratio_figure_marks_the_measured_variance_ratio_where_the_replicate_rejects_the_ideal_one():
+    """Chapter 5's ratio figure: a model whose replicate check rejects κ = 1 gets its measured-variance
+    cells/ellipsoid, with its interval, at the table's 2r/ε in the cells panel (and in the legend); the curves
+    stay the ideal variance's."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from accessibility_lib.figures import table1_plots
+
+    art = json.loads((BOOK_DATA / "support" / "resolved" / "smollm2-135m.json").read_text())
+    vc = T.variance_corrected(art)
+    assert vc is not None  # the stored replicate rejects the ideal variance (κ's interval above 1)
+    fig = table1_plots.ratio_sweep_figure({"smollm2-135m": art}, {"col": (1.0, 1.0, 1.0)}, {"col": 12.0})
+    try:
+        cells_ax = fig.axes[2]
+        marks = [c for c in cells_ax.containers if "measured variance" in str(c.get_label())]
+        assert len(marks) == 1
+        x, y = marks[0].lines[0].get_data()
+        inp = art["inputs"]
+        assert x[0] == pytest.approx(math.log2(2 * inp["r_l2"] / inp["eps"]))
+        assert y[0] == pytest.approx(vc["ratio"])
+        assert not any("measured variance" in str(c.get_label()) for ax in fig.axes[:2] for c in ax.containers)
+        legend_labels = [t.get_text() for ax in fig.axes for lg in [ax.get_legend()] if lg for t in lg.get_texts()]
+        assert any("measured variance" in t for t in legend_labels)
+    finally:
+        plt.close(fig)
+
+
+def test_ratio_figure_marks_the_papers_cells_ratio_with_each_columns_own_slope_only_where_it_moves():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from accessibility_lib.figures import table1_plots
+
+    art = json.loads((BOOK_DATA / "support" / "resolved" / "nano.json").read_text())
+    printed = {"a": (1.0, 1.0, 2.0), "b": (1.0, 1.0, 3.0)}
+    fig = table1_plots.ratio_sweep_figure({"nano": art}, printed, {"a": 12.0, "b": 14.0}, {"a": 2.001, "b": 2.5})
+    try:
+        open_ = [
+            ln
+            for ln in fig.axes[2].lines
+            if isinstance(ln.get_markerfacecolor(), str) and ln.get_markerfacecolor() == "none"
+        ]
+        assert len(open_) == 1  # column a's moves by 0.001 only: not drawn
+        assert tuple(open_[0].get_data()[0]) == (14.0,) and tuple(open_[0].get_data()[1]) == (2.5,)
+        assert not [
+            ln
+            for ax in fig.axes[:2]
+            for ln in ax.lines
+            if isinstance(ln.get_markerfacecolor(), str) and ln.get_markerfacecolor() == "none"
+        ]
+    finally:
+        plt.close(fig)
