@@ -188,7 +188,8 @@ class CliffEstimate:
             through intermediate rates, with a fitted logistic), ``"beyond"`` (every tested length copied at
             least half of the time), ``"below"`` (none), or ``"irregular"`` (no clean cliff, no fit).
         low, high: the range of the cliff position the data allow (symbols): a step's bracket
-            [last length at 1, first length at 0]; a fall's 95 % profile-likelihood interval on n50; [longest
+            [last length at 1, first length at 0]; a fall's 95 % profile-likelihood interval on n50 (with one
+            length inside the fall, the model-free :func:`crossing_bracket`); [longest
             tested, ∞) for ``"beyond"``, (−∞, shortest tested] for ``"below"``; for ``"irregular"`` the lengths
             between the last at 1 and the first from which all are 0 (±∞ where missing).
         n50, steepness, r_squared: the fitted logistic's 50 % length (symbols), slope k (per symbol) and R², for
@@ -221,7 +222,11 @@ def locate_cliff(lengths, exact, n_strings: int) -> CliffEstimate:
 
     A sigmoid is fitted (binomial maximum likelihood, :func:`~accessibility_lib.experiments.fitting.fit_sigmoid`)
     only when the fall has at least one tested length with an intermediate rate: on a step it would only
-    restate the bracket with an arbitrary steepness. A step is a fall from a rate of at least :data:`NEAR_FULL` at
+    restate the bracket with an arbitrary steepness. It is fitted to the fall's own lengths
+    (:func:`fall_window`): a miss on the plateau far below the cliff (49 of 50 at n = 3) would otherwise hold the
+    logistic's steepness down and move n50 by about k·(n50 − n) nats' worth, and a rebound after a length copied
+    never would drag n50 outwards. Where one length only lies inside the fall, the range is the model-free
+    :func:`crossing_bracket`, not the logistic's interval. A step is a fall from a rate of at least :data:`NEAR_FULL` at
     the last tested length before the first length at 0 straight to 0, with every shorter length above ½ (so
     the rate crosses ½ only in that gap): its bracket is [that last length, the first length at 0]. Misses at
     shorter lengths (say 44 of 50 at n = 2) say nothing about where in the gap the cliff lies, so they do not
@@ -250,9 +255,12 @@ def locate_cliff(lengths, exact, n_strings: int) -> CliffEstimate:
             lo = float(data.lengths[before].max())
             return CliffEstimate("step", lo, float(data.first_zero), None, None, None, None, data)
     if data.n_intermediate > 0:
-        fit = fit_sigmoid(data.lengths, data.rates, n_trials=np.full(data.lengths.size, n_strings))
+        win = fall_window(data)
+        fit = fit_sigmoid(data.lengths[win], data.rates[win], n_trials=np.full(int(win.sum()), n_strings))
         if fit.ok:
             lo, hi = fit.ci if np.all(np.isfinite(fit.ci)) else (fit.n50, fit.n50)
+            if data.n_informative <= 1:  # one length inside: the logistic's interval would lean on its shape
+                lo, hi = crossing_bracket(data, n_strings)
             return CliffEstimate("fall", float(lo), float(hi), float(fit.n50), float(fit.steepness),
                                  float(fit.r_squared), fit, data)  # fmt: skip
     if np.all(data.rates >= 0.5):
@@ -262,6 +270,43 @@ def locate_cliff(lengths, exact, n_strings: int) -> CliffEstimate:
     lo = float(data.last_full) if data.last_full is not None else -inf
     hi = float(data.first_zero) if data.first_zero is not None else inf
     return CliffEstimate("irregular", lo, hi, None, None, None, None, data)
+
+
+def fall_window(data: CliffData) -> np.ndarray:
+    """The lengths a fall's logistic is fitted to, as a (L,) mask over ``data.lengths``: from the last length
+    at or above :data:`NEAR_FULL` before the first rate below ½, through the first length at 0 after that
+    rate (every length when no rate is below ½; to the longest when none after it is 0)."""
+    p = data.rates
+    mask = np.zeros(p.size, bool)
+    below = np.nonzero(p < 0.5)[0]
+    if not below.size:
+        mask[:] = True
+        return mask
+    c = int(below[0])
+    full = np.nonzero(p[:c] >= NEAR_FULL)[0]
+    zero = np.nonzero(p[c:] == 0)[0]
+    mask[(int(full[-1]) if full.size else 0) : (c + int(zero[0]) if zero.size else p.size - 1) + 1] = True
+    return mask
+
+
+def crossing_bracket(data: CliffData, n_strings: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Where a monotone fall crosses ½, without a curve: (the longest length of :func:`fall_window` whose rate's
+    Wilson interval lies wholly above ½, the shortest longer one whose interval lies wholly below ½), in symbols;
+    a window end where no length qualifies.
+
+    >>> d = cliff_data([11, 12, 13, 14, 17], [1.0, 0.98, 0.4, 0.0, 0.26], 50)
+    >>> crossing_bracket(d, 50)  # 20 of 50 at n = 13 is [0.28, 0.54]: either side of ½
+    (12.0, 14.0)
+    """
+    from accessibility_lib.experiments.copying import wilson_interval
+
+    win = fall_window(data)
+    n, p = data.lengths[win], data.rates[win]
+    lo_ci, hi_ci = wilson_interval(np.round(p * n_strings), n_strings, confidence)
+    above = n[lo_ci > 0.5]
+    low = float(above.max()) if above.size else float(n.min())
+    under = n[(hi_ci < 0.5) & (n > low)]
+    return low, float(under.min()) if under.size else float(n.max())
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,8 @@ def describe_cliff(c: cliffs.CliffEstimate) -> str:
             f"{k_in} lengths inside the fall"
             if k_in > 1
             else ("one length" if k_in == 1 else f"no length below {100 * cliffs.NEAR_FULL:.0f} %")
-            + " inside the fall: R² near 1 by construction"
+            + " inside the fall: R² near 1 by construction, and the range is where the rates' 95 % intervals lie"
+            " either side of ½"
         )
         back = rebound_text(c)
         return (

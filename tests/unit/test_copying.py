@@ -422,3 +422,27 @@ def test_cliff_data_fields_behind_the_string_only_checks():
     moved = cliffs.cliff_data(n + 3, [1, 1, 1, 1, 0.5, 0, 0, 0, 0, 0])  # the same data three symbols longer
     assert (moved.last_full, moved.first_zero) == (10, 12) and "n = 11" in moved.describe()
     assert "n = 8" not in moved.describe()  # the text follows the data, not a fixed phrase
+
+
+def test_a_falls_logistic_sees_only_the_fall():
+    """Plateau misses far below the cliff and a rebound after a length copied never leave n50 where the fall
+    alone puts it (the study's nano-shape and nano runs at L = 12 moved by 0.3 and 0.2 symbols before); a fall
+    through one length gets the model-free bracket of the rates' Wilson intervals."""
+    n = np.array([2, 3, 4, 8, 11, 12, 13, 14, 15, 16, 17, 18])
+    clean = [50, 50, 50, 50, 50, 50, 4, 0, 0, 0, 0, 0]
+    missed = [50, 49, 50, 50, 49, 50, 4, 0, 0, 0, 0, 0]  # 49 of 50 at n = 3 and 11: the plateau
+    a, b = cliffs.locate_cliff(n, clean, 50), cliffs.locate_cliff(n, missed, 50)
+    assert a.kind == b.kind == "fall" and b.n50 == pytest.approx(a.n50, abs=1e-6) and 12.5 < a.n50 < 13
+    assert (a.low, a.high) == (b.low, b.high) == (12, 13)  # 4 of 50 at 13: [0.03, 0.19], below ½
+    steady = [50, 50, 50, 50, 50, 49, 20, 0, 0, 0, 0, 0]
+    back = [50, 50, 50, 50, 50, 49, 20, 0, 0, 0, 13, 0]  # copied again at n = 17
+    c, d = cliffs.locate_cliff(n, steady, 50), cliffs.locate_cliff(n, back, 50)
+    assert d.n50 == pytest.approx(c.n50, abs=1e-6) and 12.5 < c.n50 < 13.1
+    assert (c.low, c.high) == (d.low, d.high) == (12, 14)  # 20 of 50 at 13: [0.28, 0.54], either side of ½
+    assert list(d.data.rebounds) == [17]
+    assert cliffs.compare_cliffs(a, d).moved is None  # the two L = 12 runs' ranges overlap: no move shown
+    mask = cliffs.fall_window(d.data)
+    assert list(n[mask]) == [12, 13, 14]
+    # a fall through two or more lengths keeps its profile-likelihood interval, from the window's fit
+    wide = cliffs.locate_cliff(n, [50, 50, 50, 50, 50, 48, 30, 5, 0, 0, 0, 0], 50)
+    assert wide.data.n_informative == 2 and wide.low < wide.n50 < wide.high and wide.fit.ok
