@@ -138,9 +138,13 @@ def describe_move(a: dict, b: dict) -> str:
 def coarsest_nstar_log10(d: int, alphabet_size: int, q: float = 1) -> float:
     """log10 n* at 2r/ε = 1, i.e. ε equal to the diameter of the support ball (Cor 4.10).
 
-    At ε ≥ 2r every two measures on the ball are within ε (W_q ≤ 2r), so an ε-precise model (Assumption 4.8)
-    maps every prompt to the same output: no model that copies at all is that coarse. Hence, for any model that
-    tells two prompts apart, n* exceeds this value: the smallest length at which Cor 4.10 can forbid anything.
+    n* grows with 2r/ε, so every precision finer than the ball's diameter gives a larger n*: this floor needs
+    no convention for r or ε. (At ε ≥ 2r every two measures on the ball are within ε, W_q ≤ 2r; whether such a
+    model must then write one output depends on how Assumption 4.8 is read, so the floor is stated as the
+    bound's own value, not as a property of copying models.)
+
+    Raises:
+        ValueError: alphabet_size not an integer ≥ 2, or d as the bound.
     """
     from accessibility_lib.theory.bounds import mean_field_loglog_count
 
