@@ -53,9 +53,10 @@ class MeasuredSlope:
         """Three or more bracketed n50 and a slope interval that excludes 0 (what a ratio may be taken of)."""
         return self.fit is not None and self.fit.reliable
 
-    def describe(self) -> str:
+    def describe(self, notes: bool = True) -> str:
         """e.g. ``"C_exp = 11.2 [9.8, 12.6] (m = 1, 2, 3; R² 0.99)"`` or why there is none; the m whose n50
-        interval is extrapolated past the lengths tried, or whose point the steepness cap sets, are named."""
+        interval is extrapolated past the lengths tried, or whose point the steepness cap sets, are named
+        (``notes=False``: only said to exist, for a page that has already named them once)."""
         ms = ", ".join(str(u.m) for u in self.units)
         if self.fit is None:
             open_ms = [str(u.m) for u in self.units if any(getattr(u.fit, "ci_open", (False, False)))]
@@ -77,6 +78,8 @@ class MeasuredSlope:
             f"R² {self.fit.r_squared:.3f}" if self.fit.n_points >= 3 else "a line through two points, R² says nothing"
         )
         edges = "".join("; " + note for note in CS.edge_notes(self.units))
+        if edges and not notes:
+            edges = "; some n50s at the edge of the lengths tried, as its notes above say"
         return f"C_exp = {self.fit.slope:.1f} {interval} (m = {ms}; {fit_text}{flag}{edges})"
 
 

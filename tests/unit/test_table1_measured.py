@@ -298,6 +298,9 @@ def test_an_n50_set_by_the_steepness_bound_is_flagged_placed_by_cap():
     assert not smol["natural/replication/m1/steps300/progressive/float32"].placed_by_cap
     slope = T.measured_slopes("gemma-3-270m")["random_words"]
     assert "the n50 point at m = 2 is set by the fit's steepness cap" in slope.describe()
+    short = slope.describe(notes=False)  # a page that has named the flags once refers back to them
+    assert "steepness cap" not in short and "some n50s at the edge of the lengths tried" in short
+    assert short.split(" (")[0] == slope.describe().split(" (")[0]  # the same slope and interval
 
 
 def test_edge_notes_name_each_flagged_m_once_in_one_wording():
