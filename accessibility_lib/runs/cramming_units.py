@@ -172,6 +172,9 @@ def _architectures_plan() -> list[CrammingUnit]:
         CrammingUnit(kind, m, max_steps=300, patience=100, corpus="heldout", n_targets=10, design="bisect")
         for kind in ("natural", "random_words")
         for m in (1, 2, 4)
+    ] + [  # m = 3, added after the first six: four values of m give the slopes two residual degrees of freedom
+        CrammingUnit(kind, 3, max_steps=300, patience=100, corpus="heldout", n_targets=10, design="bisect")
+        for kind in ("natural", "random_words")
     ]
 
 
