@@ -145,7 +145,7 @@ function render({ model, el: host }) {
     row("C", `C from the exact ${dtype} count, Σ ln N(r_i)/ln|V|`, v.C, v.ratio_C);
     row("nstar", `n* = C·m (tokens), m = ${m}`, v.nstar, null);
     const trP = el("tr", { "data-testid": "row-log10P", "data-value": String(v.log10P) });
-    trP.appendChild(el("td", {}, `distinguishable prompts ≤ P = Π_i N(r_i)^m`));
+    trP.appendChild(el("td", {}, `representable m-vector points of the box ≤ P = Π_i N(r_i)^m`));
     trP.appendChild(el("td", { style: "padding: 2px 10px; text-align: right;" }, pow10(v.log10P)));
     table.appendChild(trP);
     row("equivalentRatio", `2r/ε of a uniform grid with the same count`, v.equivalentRatio, null);
