@@ -75,7 +75,13 @@ def describe_cliff(c: cliffs.CliffEstimate) -> str:
         )
         back = rebound_text(c)
         return (
-            f"a fall, n50 = {c.n50:.1f} [{c.low:.1f}, {c.high:.1f}], k = {c.steepness:.3g}, R² = {c.r_squared:.3f}"
+            f"a fall, n50 = {c.n50:.1f} [{c.low:.1f}, {c.high:.1f}], k = {c.steepness:.3g}"
+            + (
+                " (separated data: the one length inside places n50; k is not measured)"
+                if getattr(c.fit, "capped_at", None) is not None
+                else ""
+            )
+            + f", R² = {c.r_squared:.3f}"
             f" ({inside}{'; ' + back if back else ''})"
         )
     if c.kind == "beyond":

@@ -31,6 +31,8 @@ def test_cliffs_are_phrased_as_the_data_allow():
     one = cliffs.locate_cliff(N, [50, 50, 50, 50, 50, 50, 5, 0, 0, 0], 50)
     assert "(one length inside the fall: R² near 1 by construction, and the range is where" in R.describe_cliff(one)
     assert (one.low, one.high) == (9, 10)  # 5 of 50 at n = 10: its Wilson interval lies below ½; model-free
+    assert "(separated data: the one length inside places n50; k is not measured)" in R.describe_cliff(one)
+    assert "separated data" not in R.describe_cliff(fall)  # two lengths inside: k is measured
     # a curve that copies again after a length copied never: the rebound is named with its count
     back = cliffs.locate_cliff(N, [50, 50, 50, 50, 49, 20, 0, 0, 13, 0], 50)
     assert list(back.data.rebounds) == [12]
