@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -40,6 +41,7 @@ __all__ = [
     "TABLE1_ROW_RATIOS",
     "AUTHORS_CONV_SLOPES",
     "AUTHORS_CONV_SLOPE_ORDER_BUG",
+    "cells_ratio_own_slope",
     "cramming_curves",
     "DATA_DIR",
 ]
@@ -213,6 +215,15 @@ AUTHORS_CONV_SLOPE_ORDER_BUG: dict[str, str] = dict(
         ["Pythia-160M", "Pythia-1B", "Pythia-410M", "Qwen-0.5B", "Qwen-1.5B", "Gemma-270M", "Llama-1B"],
     )
 )
+
+
+def cells_ratio_own_slope() -> dict[str, float]:
+    """The (ellipsoid + cells)/ellipsoid ratio each Table 1 column gets with its *own* convolution slope:
+    ln|V| / |slope| (dimensionless), ``{column: ratio}`` over :data:`TABLE1_COLUMNS`. The printed ratios
+    carry the slope of another column (:data:`AUTHORS_CONV_SLOPE_ORDER_BUG`)."""
+    return {
+        col: math.log(models()[name].d_vocab) / abs(AUTHORS_CONV_SLOPES[col]) for col, name in TABLE1_COLUMNS.items()
+    }
 
 
 @dataclass(frozen=True)
