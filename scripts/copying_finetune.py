@@ -40,9 +40,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: The settings of each base (any other base takes "default"). SmolLM2-135M: full fine-tuning (measured on
-#: this 2-core machine: 5.6 s a step at batch 16 and n ≤ 16, and 4.4 s with every weight frozen, the least a
-#: LoRA step could cost), lr 1e-4 (ten times the replication code's 1e-5, which is paired with 10k packed steps).
+#: The settings of each base (any other base takes "default"). SmolLM2-135M: full fine-tuning (what LoRA could
+#: save of a step is measured by benchmarks/bench_finetune_step.py), lr 1e-4 (ten times the replication code's
+#: 1e-5, which is paired with 10k packed steps).
 PLANS = {
     "default": {
         "alphabet_size": 26,

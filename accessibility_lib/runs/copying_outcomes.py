@@ -19,18 +19,16 @@ import numpy as np
 
 from accessibility_lib.ground.paths import BOOK_DATA
 
-__all__ = ["COPYING_DATA", "STUDY_ARTIFACT", "SMOLLM2_STEP_SECONDS", "copying_outcome", "outcome_record", "eval_params", "find_outcome", "load_artifact",
+__all__ = ["COPYING_DATA", "STUDY_ARTIFACT", "STEP_COST_ARTIFACT", "copying_outcome", "outcome_record", "eval_params", "find_outcome", "load_artifact",
            "write_artifact", "loss_curve"]  # fmt: skip
-
-#: Why SmolLM2-135M is fine-tuned whole rather than with LoRA (chapter 6): seconds per training step on the
-#: 2-core build machine, one torch thread, batch 16, strings of lengths 1-16 (35 tokens at most), measured when
-#: the fine-tuning plan of scripts/copying_finetune.py was chosen: the full step, and the step with every weight
-#: frozen (forward and backward through all 30 layers remain: the least a LoRA step could cost).
-SMOLLM2_STEP_SECONDS = {"full": 5.6, "all_frozen": 4.4, "batch_size": 16, "train_max_len": 16, "threads": 1}
 
 #: Where the copying artifacts live, and the artifact of chapter 6's default-preset study.
 COPYING_DATA = BOOK_DATA / "copying"
 STUDY_ARTIFACT = COPYING_DATA / "study.json"
+#: Why SmolLM2-135M is fine-tuned whole rather than with LoRA (chapter 6): the seconds of a full fine-tuning step
+#: and of a step with every weight frozen (the least a LoRA step could cost), written by
+#: ``benchmarks/bench_finetune_step.py`` with its machine and load.
+STEP_COST_ARTIFACT = COPYING_DATA / "finetune_step_cost.json"
 
 
 def eval_params(params: dict) -> dict:

@@ -171,3 +171,19 @@ def test_the_finetune_script_writes_a_resumable_record(tmp_path):
     proc = subprocess.run(cmd + ["--interim"], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode != 0 and "no checkpoint of this run" in proc.stderr
     assert json.loads(out.read_text()) == art
+
+
+def test_step_cost_artifact_is_a_measurement_of_both_steps():
+    """Chapter 6's LoRA argument reads this artifact (benchmarks/bench_finetune_step.py): the medians are of the
+    stored steps, and a frozen step, which skips the weight gradients and the optimiser, is the cheaper one."""
+    import statistics
+
+    from accessibility_lib.runs import copying_outcomes
+
+    cost = copying_outcomes.load_artifact(copying_outcomes.STEP_COST_ARTIFACT)
+    assert cost is not None, "book/data/copying/finetune_step_cost.json is committed"
+    assert cost["full"] == statistics.median(cost["full_steps"])
+    assert cost["all_frozen"] == statistics.median(cost["all_frozen_steps"])
+    assert 0 < cost["all_frozen"] < cost["full"]
+    assert cost["lora_saving_at_most"] == 1 - cost["all_frozen"] / cost["full"]
+    assert {"machine", "command", "date"} <= set(cost["provenance"]) and len(cost["load_average"]) == 2
