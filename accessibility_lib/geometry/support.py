@@ -46,6 +46,7 @@ __all__ = [
     "ARTIFACT_DIR",
     "write_artifact",
     "load_artifact",
+    "stored_radii",
     "SupportArtifactMissingError",
 ]
 
@@ -366,3 +367,26 @@ def load_artifact(name: str, folder=None) -> ModelSupport:
         cols,
         data.get("provenance", {}),
     )
+
+
+def stored_radii(names, folder=None) -> tuple[dict[str, dict], list[str]]:
+    """The last-layer radii of each model's support artifact, in the form the bound explorer's ``stored`` takes.
+
+    Chapters 1, 3 and 5 show one r per model this way: the largest L2 norm and the largest coordinate of the
+    artifact's sampled last-layer embeddings (after the final norm), with what they were measured on.
+
+    Returns:
+        ``({name: {"l2", "linf", "sample"}}, notes)``: an entry for each name with an artifact, a note (the
+        command that writes it) for each without one.
+    """
+    radii, notes = {}, []
+    for name in names:
+        try:
+            s_ = load_artifact(name, folder)
+        except SupportArtifactMissingError as exc:
+            notes.append(str(exc))
+            continue
+        radii[name] = {"l2": s_.stats["l2"], "linf": s_.stats["linf"],
+                       "sample": f"{s_.stats['samples']} last-layer embeddings ({s_.n_prompts} random prompts at each "
+                       f"of the lengths {', '.join(map(str, s_.lengths))})"}  # fmt: skip
+    return radii, notes

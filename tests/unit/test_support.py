@@ -87,3 +87,16 @@ def test_load_available_never_substitutes_an_untrained_model(monkeypatch):
     handles, notes = support.load_available(["acme/missing-model"], fallback=True, lengths=[4])  # asked for in code
     assert [name for name, _ in handles] == ["random-tiny"]
     assert any("UNTRAINED" in n and "instead" in n for n in notes)
+
+
+def test_stored_radii_reads_the_committed_artifacts_and_names_the_missing(tmp_path):
+    radii, notes = support.stored_radii(["smollm2-135m", "no-such-model"])
+    art = support.load_artifact("smollm2-135m")
+    assert radii["smollm2-135m"]["l2"] == art.stats["l2"] and radii["smollm2-135m"]["linf"] == art.stats["linf"]
+    assert radii["smollm2-135m"]["l2"] >= radii["smollm2-135m"]["linf"] > 0  # a largest L2 norm bounds every coordinate
+    assert f"{art.stats['samples']} last-layer embeddings" in radii["smollm2-135m"]["sample"]
+    assert "no-such-model" not in radii and len(notes) == 1 and "support_artifact.py --model no-such-model" in notes[0]
+    assert support.stored_radii(["smollm2-135m"], folder=tmp_path) == (
+        {},
+        [notes[0].replace("no-such-model", "smollm2-135m").replace(str(support.ARTIFACT_DIR), str(tmp_path))],
+    )
