@@ -111,7 +111,9 @@ PARAMETERS: dict[str, dict[str, Param]] = {
     },
     "argmax_cells": {
         "model_name": _MODEL,
-        "prompts": Param("list[str]", min_items=3, doc="prompts whose last-layer embeddings span the plane"),
+        "prompts": Param(
+            "list[str]", min_items=3, max_items=3, doc="the three prompts whose last-layer embeddings span the plane"
+        ),
         "resolution": Param("int", minimum=8, maximum=4096, doc="pixels per side of the main slice"),
         "extent": Param("float", minimum=1e-6, doc="half-width of the main slice (units of the anchors' spread)"),
         "zooms": Param("list[float]", minimum=1e-6, min_items=1, doc="extents of the explorer's frames"),
@@ -142,12 +144,14 @@ PARAMETERS: dict[str, dict[str, Param]] = {
         "real_models": Param(
             "list[str]", validate=known_models(), doc="shipped models of other architectures, measured as they are"
         ),
-        "ms": Param("list[int]", minimum=1, maximum=4096, min_items=3, doc="prompt lengths of the structural sweep"),
+        "ms": Param(
+            "list[int]", minimum=3, maximum=4096, min_items=3, doc="prompt lengths of the structural sweep (each ≥ 3)"
+        ),
         "n_prompts": Param("int", minimum=1, doc="random prompts per length"),
         "n_pairs": Param("int", minimum=2, doc="prompt pairs for the W_q measurement"),
-        "pair_m": Param("int", minimum=1, doc="length of those prompts"),
+        "pair_m": Param("int", minimum=3, doc="length of those prompts (≥ 3)"),
         "q": Param("float", minimum=1.0, maximum=16.0, doc="Wasserstein order q"),
-        "real_ms": Param("list[int]", minimum=1, maximum=4096, doc="prompt lengths for the real models"),
+        "real_ms": Param("list[int]", minimum=3, maximum=4096, doc="prompt lengths for the real models (each ≥ 3)"),
         "real_pairs": Param("int", minimum=1, doc="prompt pairs for the real models"),
     },
     "support": {

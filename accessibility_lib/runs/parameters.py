@@ -53,7 +53,7 @@ class Param:
         minimum, maximum: inclusive range of numbers (of every element, for lists).
         choices: the allowed names (a tuple, or a callable returning one, evaluated when checked).
         nullable: whether None is allowed (a preset may leave the value unset).
-        min_items: fewest elements of a list.
+        min_items: fewest elements of a list; max_items: most (None: no limit).
         doc: one line of what it means, with units.
         validate: optional check of the coerced value that needs the machine (e.g. that a device
             exists), called by :func:`check` with ``available=True``; raises ParameterError.
@@ -65,6 +65,7 @@ class Param:
     choices: tuple[str, ...] | Callable[[], Iterable[str]] | None = None
     nullable: bool = False
     min_items: int = 0
+    max_items: int | None = None
     doc: str = ""
     validate: Callable[[str, object], None] | None = None
 
@@ -89,7 +90,11 @@ class Param:
         text = what + rng
         if self.kind.startswith("list["):
             text = f"a list of {text.replace('an integer', 'integers').replace('a number', 'numbers')}"
-            text += f" (at least {self.min_items})" if self.min_items else ""
+            if self.min_items and self.max_items == self.min_items:
+                text += f" (exactly {self.min_items})"
+            else:
+                text += f" (at least {self.min_items})" if self.min_items else ""
+                text += f" (at most {self.max_items})" if self.max_items is not None else ""
             text += " — e.g. -y 'name: [1, 2]' or -p name '[1, 2]'"
         return text + (", or None" if self.nullable else "")
 
@@ -127,7 +132,7 @@ class Param:
                         f"parameter {name!r} got {value!r}: element {i} ({v!r}) is not "
                         f"{elem.allowed()}; allowed: {self.allowed()}"
                     ) from None
-            if len(out) < self.min_items:
+            if len(out) < self.min_items or (self.max_items is not None and len(out) > self.max_items):
                 raise self._error(name, value)
             return out
         out = self._scalar(name, value)

@@ -41,6 +41,7 @@ __all__ = [
     "structural_sweep",
     "lipschitz_pairs",
     "lipschitz_summary",
+    "readout_moves",
     "finite_m_loglog",
     "crossover_log_m",
     "mean_field_log10_threshold",
@@ -267,7 +268,7 @@ def lipschitz_summary(pairs: dict[str, np.ndarray]) -> dict[str, float]:
     """Empirical Lipschitz constant TV / W_q over pairs with W_q > 0: median, quartiles, 90th pct, max.
 
     Also ``tv_at_w0``: the largest TV among pairs with W_q = 0 (permutations; 0 for a map on
-    measures), and ``w_flip_min``: the smallest W_q at which the argmax changed (NaN if never), an
+    measures), ``flips_at_w0``: how many of those changed the greedy token, and ``w_flip_min``: the smallest W_q at which the argmax changed (NaN if never), an
     empirical precision at the model's argmax; ``n`` and ``n_w0`` count the pairs with W_q > 0 and W_q = 0.
 
     Raises:
@@ -292,7 +293,42 @@ def lipschitz_summary(pairs: dict[str, np.ndarray]) -> dict[str, float]:
         "w_flip_min": float(w[pos & ch].min()) if (pos & ch).any() else float("nan"),
         "n": int(pos.sum()),
         "n_w0": int((~pos).sum()),
+        "flips_at_w0": int((~pos & ch).sum()),
     }
+
+
+def readout_moves(
+    forward: Forward, handle: object, m: int, n_prompts: int, seed: int = 0, desc: str = "read-out moved"
+) -> dict[str, np.ndarray]:
+    """Permutations that move another vector to the read-out (last) position: W_q = 0, the last vector changed.
+
+    A causal LM reads its next token off the last position, so even a model whose layers are maps on
+    measures (no mask, no positions) is a function of the measure *and* the last vector. Each prompt X is a
+    random hard prompt of length m (:func:`random_prompts`); Y is X with its last vector swapped with another
+    position's (drawn uniformly, its token differing from the last one), so M(X) = M(Y).
+
+    Returns:
+        ``tv`` (n_prompts,) total variation of the next-token laws; ``argmax_changed`` (n_prompts,) bool.
+
+    Raises:
+        ValueError: on m < 2 or n_prompts < 1.
+    """
+    m = check_int("m", m, minimum=2)
+    n_prompts = check_int("n_prompts", n_prompts, minimum=1)
+    gen = torch.Generator().manual_seed(seed)
+    tv, changed = [], []
+    for _ in progress(range(n_prompts), desc=desc, total=n_prompts):
+        X = random_prompts(handle, 1, m, gen)  # (1, m, d)
+        differ = [j for j in range(m - 1) if not torch.equal(X[0, j], X[0, -1])]
+        if not differ:  # every vector equals the last: no permutation moves the read-out
+            continue
+        j = differ[int(torch.randint(len(differ), (1,), generator=gen))]
+        Y = X.clone()
+        Y[:, [j, m - 1]] = X[:, [m - 1, j]]
+        px, py = forward(X).last_probs()[0], forward(Y).last_probs()[0]
+        tv.append(float(total_variation(px, py)))
+        changed.append(bool(px.argmax() != py.argmax()))
+    return {"tv": np.array(tv), "argmax_changed": np.array(changed, dtype=bool)}
 
 
 def finite_m_loglog(d: int, r: float, eps: float, m: int) -> float:

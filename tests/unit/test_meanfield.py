@@ -137,6 +137,20 @@ def test_lipschitz_pairs(model, handle):
     assert s_free["tv_at_w0"] < 1e-5 < s_rot["tv_at_w0"]  # permuted prompts: same measure, different law
     assert np.all(free["tv"] <= 1) and np.all(free["w"] >= 0) and s_free["n"] == 6
     assert 0 < s_free["q25"] <= s_free["median"] <= s_free["q75"] <= s_free["max"]
+    w0 = rot["w"] == 0
+    assert s_rot["flips_at_w0"] == int(rot["argmax_changed"][w0].sum()) and s_free["flips_at_w0"] == 0
+
+
+def test_readout_moves_keep_the_measure_and_move_the_last_vector(model, handle):
+    free = meanfield.readout_moves(positionfree.make_forward(model, "no mask, no positions"), handle, 6, 6)
+    assert free["tv"].shape == free["argmax_changed"].shape == (6,)
+    assert np.all((free["tv"] >= 0) & (free["tv"] <= 1))
+    # the position-free model reads the measure and the last vector: swapping the last vector moves the law,
+    # where a permutation that keeps it does not (test_lipschitz_pairs)
+    assert np.median(free["tv"]) > 1e-4
+    for bad, msg in (((1, 3), "m"), ((4, 0), "n_prompts")):
+        with pytest.raises(ValueError, match=msg):
+            meanfield.readout_moves(positionfree.make_forward(model, "no mask, no positions"), handle, *bad)
 
 
 # ---------------------------------------------------------------- closed forms

@@ -95,6 +95,11 @@ def test_an_unknown_model_name_is_refused_in_the_parameter_check(monkeypatch):
         presets.resolve("copying", "smoke", bases=["scratchh"])
     with pytest.raises(presets.ParameterError, match="parameter 'model_name' got 'nano2'"):
         presets.resolve("mean_field", "smoke", model_name="nano2")
+    with pytest.raises(presets.ParameterError, match=r"prompts.*exactly 3"):  # a plane needs three points, no more
+        presets.resolve("argmax_cells", "smoke", prompts=["a", "b", "c", "d"])
+    for bad in ({"ms": [1, 2, 4]}, {"pair_m": 2}, {"real_ms": [2]}):  # the sweeps need m >= 3: refused before any work
+        with pytest.raises(presets.ParameterError, match=next(iter(bad))):
+            presets.resolve("mean_field", "smoke", **bad)
     # what a chapter may skip or show from a stored artifact is not a typo
     ok = presets.resolve("support", "smoke", models=["nano", "random-tiny", "EleutherAI/pythia-160m", "gemma-3-270m"])
     assert ok["models"][2] == "EleutherAI/pythia-160m"
