@@ -20,7 +20,7 @@ from accessibility_lib.figures.plotting import OTHER_GREY, token_colors
 from accessibility_lib.geometry.slices import Slice
 from accessibility_lib.ground.checks import check_int
 
-__all__ = ["top_tokens", "draw_cells", "draw_disagreement", "figure_png", "slice_explorer_html"]
+__all__ = ["top_tokens", "draw_cells", "draw_disagreement", "draw_disk", "figure_png", "slice_explorer_html"]
 
 
 def top_tokens(tokens: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,18 +106,17 @@ def draw_cells(
                     fontsize=8,
                     bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.8),
                 )
-    ax.set_xlabel("plane coordinate $u$")
-    ax.set_ylabel("plane coordinate $v$")
+    ax.set_xlabel("plane coordinate $u$ (length in $h$-space)")
+    ax.set_ylabel("plane coordinate $v$ (length in $h$-space)")
     if title:
         ax.set_title(title)
     if legend:
         other = 1.0 - float(frac.sum())
         handles = [
-            Patch(color=colors[i], label=f"{label(int(t))}  ({100 * f:.0f}%)")
-            for i, (t, f) in enumerate(zip(shown, frac))
+            Patch(color=colors[i], label=f"{label(int(t))}  ({_share(f)})") for i, (t, f) in enumerate(zip(shown, frac))
         ]
         if other > 0:
-            handles.append(Patch(color=OTHER_GREY, label=f"other ({100 * other:.0f}%)"))
+            handles.append(Patch(color=OTHER_GREY, label=f"other ({_share(other)})"))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7.5, frameon=False)
     return ax
 
@@ -196,3 +195,22 @@ def slice_explorer_html(groups: dict[str, Sequence[tuple[str, bytes]]], *, uid: 
 }})();
 </script>
 </div>"""
+
+
+def _share(frac: float) -> str:
+    """A share of the picture for a legend: whole percent, or "<1%" for a piece under half a percent."""
+    return "<1%" if 0 < frac < 0.005 else f"{100 * frac:.0f}%"
+
+
+def draw_disk(ax, disk, label: str = "‖x‖ ≤ r") -> None:
+    """Draw where a plane meets a ball (``Plane.ball_disk``'s ``(centre, radius)``, or None: nothing) as a
+    dashed circle, without changing the axes' limits."""
+    if disk is None:
+        return
+    from matplotlib.patches import Circle
+
+    (u0, v0), rho = disk
+    xlim, ylim = ax.get_xlim(), ax.get_ylim()
+    ax.add_patch(Circle((u0, v0), rho, fill=False, ls="--", lw=1.0, color="black", alpha=0.8, label=label))
+    ax.set_xlim(xlim)
+    ax.set_ylim(ylim)

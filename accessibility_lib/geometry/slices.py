@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ import torch
 from accessibility_lib.geometry.cells import _as_tensor, argmax_tokens
 from accessibility_lib.ground.checks import check_int, check_positive_real
 
-__all__ = ["Plane", "plane_through", "pca_plane", "Slice", "argmax_slice", "plane_candidates"]
+__all__ = ["Plane", "plane_through", "pca_plane", "Slice", "argmax_slice", "plane_candidates", "cells_in_ball"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,15 @@ class Plane:
         """(n, d_model) float64 points at plane coordinates ``uv`` (n, 2)."""
         uv = torch.as_tensor(np.asarray(uv, dtype=np.float64))
         return self.origin + uv @ self.basis
+
+    def ball_disk(self, r: float) -> tuple[np.ndarray, float] | None:
+        """Where the plane meets the ball ‖x‖ ≤ r of R^d_model: (centre (2,) in plane coordinates, radius), or
+        None when the plane passes farther than r from the origin. The plane's point nearest the origin is at
+        uv* = −basis·origin, at distance sqrt(‖origin‖² − ‖basis·origin‖²) (model-space length units)."""
+        r = check_positive_real("r", r)
+        c = -(self.basis @ self.origin).numpy()
+        dist2 = max(float(self.origin @ self.origin) - float(c @ c), 0.0)
+        return None if dist2 >= r * r else (c, math.sqrt(r * r - dist2))
 
 
 def plane_through(anchors) -> Plane:
@@ -254,3 +264,31 @@ def argmax_slice(
         n_cells_plane=n_plane,
         n_voronoi_plane=n_vor,
     )
+
+
+def cells_in_ball(plane: Plane, W_U, b_U, r: float, resolution: int = 400) -> dict:
+    """The argmax cells the plane shows inside the ball ‖x‖ ≤ r: the part a model whose last-layer embeddings
+    lie in B_d(0, r) can reach (the paper's E_i are the cells intersected with the support E ⊂ B_d(0, r)).
+
+    Counted at the centres of a ``resolution``² grid over the disk's bounding square, pixels outside the
+    disk dropped: a lower bound on the cells meeting the disk (a cell thinner than a pixel can be missed).
+
+    Returns:
+        ``{"center", "radius"}`` of the disk (plane coordinates, model-space units), ``"tokens"``
+        (sorted distinct token ids), ``"n_cells"``, ``"pixels"`` (inside the disk); all empty/0 and radius 0
+        when the plane misses the ball.
+
+    Raises:
+        ValueError: r ≤ 0, a bad resolution; as :func:`argmax_slice`.
+    """
+    disk = plane.ball_disk(r)
+    if disk is None:
+        return {"center": np.full(2, np.nan), "radius": 0.0, "tokens": np.array([], dtype=np.int64), "n_cells": 0,
+                "pixels": 0}  # fmt: skip
+    c, rho = disk
+    sl = argmax_slice(plane, W_U, b_U, resolution=resolution, extent=rho / plane.scale, center=c / plane.scale,
+                      voronoi=False)  # fmt: skip
+    uu, vv = np.meshgrid(sl.u, sl.v)
+    inside = (uu - c[0]) ** 2 + (vv - c[1]) ** 2 <= rho * rho
+    tokens = np.unique(sl.tokens[inside])
+    return {"center": c, "radius": rho, "tokens": tokens, "n_cells": int(tokens.size), "pixels": int(inside.sum())}

@@ -163,3 +163,22 @@ def test_drawing_and_static_explorer():
     assert "http" not in html  # self-contained: no CDN, no network
     with pytest.raises(ValueError, match="non-empty"):
         cell_plots.slice_explorer_html({"a": []})
+
+
+def test_cells_in_ball_counts_only_the_reachable_disk():
+    # a plane at distance 3 from the origin in R^3: z = 3; the ball of radius 5 meets it in a disk of radius 4
+    pl = slices.Plane(origin=torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64),
+                      basis=torch.eye(3, dtype=torch.float64)[:2], scale=1.0, anchors_uv=np.zeros((0, 2)))  # fmt: skip
+    c, rho = pl.ball_disk(5.0)
+    assert np.allclose(c, [-1.0, 2.0]) and rho == pytest.approx(4.0)
+    assert pl.ball_disk(3.0) is None and pl.ball_disk(2.0) is None  # the plane misses (or touches) the ball
+    # three tokens: x wins for x > |y|, -x for x < -|y|, and a third whose cell starts at x + 10: far outside
+    W = torch.tensor([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+    b = torch.tensor([0.0, 0.0, -10.0])
+    got = slices.cells_in_ball(pl, W, b, 5.0, resolution=101)
+    assert got["tokens"].tolist() == [0, 1] and got["n_cells"] == 2  # token 2 wins only at x > 10, beyond the disk
+    assert got["pixels"] == pytest.approx(np.pi / 4 * 101**2, rel=0.03)  # the disk fills π/4 of its square
+    assert slices.argmax_slice(pl, W, b, resolution=50, extent=20.0).n_cells_plane == 3  # the whole plane has 3
+    assert slices.cells_in_ball(pl, W, b, 2.0)["n_cells"] == 0
+    with pytest.raises(ValueError, match="r"):
+        slices.cells_in_ball(pl, W, b, 0.0)
