@@ -13,7 +13,7 @@ import math
 
 from accessibility_lib.experiments import cliffs
 
-__all__ = ["gather_runs", "describe_cliff", "rebound_text", "cliff_position", "describe_move", "mean_field_at_cliff", "coarsest_nstar_log10",
+__all__ = ["gather_runs", "describe_cliff", "rebound_text", "recheck_text", "cliff_position", "describe_move", "mean_field_at_cliff", "coarsest_nstar_log10",
            "widest_testable"]  # fmt: skip
 
 
@@ -106,6 +106,39 @@ def rebound_text(c: cliffs.CliffEstimate) -> str:
         for n in d.rebounds.tolist()
     )
     return f"copied again at {each} after a shorter length copied never"
+
+
+def recheck_text(c: cliffs.CliffEstimate, entry: dict | None) -> str:
+    """What ``scripts/copying_recheck.py`` found for a rebounding run (its ``recheck.json`` entry), or "".
+
+    The rebound is the model's when every fresh evaluation seed copies some strings at each rebound length while
+    copying none at the lengths between the last length it copied and the rebound (the gap); otherwise the
+    sentence says it did not reproduce.
+    """
+    if not entry or not c.data.rebounds.size:
+        return ""
+    L = entry["lengths"]
+    fresh = {s: dict(zip(L, k)) for s, k in entry["counts"].items() if int(s) != entry["study_seed"]}
+    if not fresh:
+        return ""
+    reb = [int(n) for n in c.data.rebounds.tolist()]
+    stored = dict(zip(L, entry["counts"][str(entry["study_seed"])]))
+    gap = [n for n in L if n < reb[0] and stored[n] == 0 and all(stored[m] == 0 for m in L if n <= m < reb[0])]
+    n_s = entry["n_strings"]
+    at = "; ".join(f"n = {n}: " + " and ".join(str(k[n]) for k in fresh.values()) + f" of {n_s}" for n in reb)
+    held = all(k[n] > 0 for k in fresh.values() for n in reb) and all(k[n] == 0 for k in fresh.values() for n in gap)
+    where = f"n = {gap[0]}–{gap[-1]}" if len(gap) > 1 else (f"n = {gap[0]}" if gap else "")
+    same = "the study's counts reproduced exactly" if entry["reproduced"] else "the study's counts NOT reproduced"
+    return (
+        f"retrained from its stored config ({same}) and evaluated on {len(fresh)} fresh sets of {n_s} strings, "
+        f"it copied {at}"
+        + (f", and none at {where}" if where and held else "")
+        + (
+            ": the rebound is the model's, not its strings'"
+            if held
+            else ": the rebound did not reproduce on fresh strings"
+        )
+    )
 
 
 def cliff_position(c: cliffs.CliffEstimate) -> str:

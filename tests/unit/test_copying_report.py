@@ -39,6 +39,19 @@ def test_cliffs_are_phrased_as_the_data_allow():
     assert R.describe_cliff(back).endswith("; copied again at n = 12, 13 of 50, after a shorter length copied never)")
     assert back.data.n_informative == 1  # 49 of 50 is the plateau, 13 of 50 after a 0 a rebound
     assert R.rebound_text(step) == ""
+    # a re-check on fresh strings (scripts/copying_recheck.py): the rebound is the model's only if every fresh
+    # seed copies at the rebound and none in the gap before it
+    entry = {"lengths": list(N), "n_strings": 50, "study_seed": 0, "reproduced": True,
+             "counts": {"0": [50, 50, 50, 50, 49, 20, 0, 0, 13, 0], "1": [50, 50, 50, 50, 50, 22, 0, 0, 26, 0],
+                        "2": [50, 50, 50, 50, 49, 20, 0, 0, 23, 1]}}  # fmt: skip
+    held = R.recheck_text(back, entry)
+    assert "it copied n = 12: 26 and 23 of 50, and none at n = 10–11: the rebound is the model's" in held
+    assert "counts reproduced exactly" in held and "2 fresh sets of 50" in held
+    entry["counts"]["2"][8] = 0  # one fresh seed copies nothing at the rebound
+    assert R.recheck_text(back, entry).endswith("the rebound did not reproduce on fresh strings")
+    entry["reproduced"] = False
+    assert "NOT reproduced" in R.recheck_text(back, entry)
+    assert R.recheck_text(back, None) == "" and R.recheck_text(step, entry) == ""
     assert R.cliff_position(cliffs.locate_cliff(N, np.full(10, 50), 50)) == "> 14"
     assert R.cliff_position(cliffs.locate_cliff(N, np.zeros(10), 50)) == "< 2"
     a, b = _run("L = 8", 50 * (N <= 8)), _run("L = 11", 50 * (N <= 11))
@@ -187,3 +200,16 @@ def test_step_cost_artifact_is_a_measurement_of_both_steps():
     assert 0 < cost["all_frozen"] < cost["full"]
     assert cost["lora_saving_at_most"] == 1 - cost["all_frozen"] / cost["full"]
     assert {"machine", "command", "date"} <= set(cost["provenance"]) and len(cost["load_average"]) == 2
+
+
+def test_recheck_artifact_matches_the_study_it_rechecks():
+    """book/data/copying/recheck.json (scripts/copying_recheck.py): each entry's study-seed counts are the study's
+    own, as its ``reproduced`` flag says, over the study's lengths and string count."""
+    art = CO.load_artifact(CO.COPYING_DATA / "recheck.json")
+    assert art and art["runs"], "the re-check artifact is committed"
+    study = CO.load_artifact(CO.STUDY_ARTIFACT)["runs"]
+    for label, e in art["runs"].items():
+        rec = study[label]
+        assert e["lengths"] == rec["eval"]["length"] and e["n_strings"] == rec["eval_params"]["n_strings"]
+        assert e["reproduced"] == (e["counts"][str(e["study_seed"])] == rec["eval"]["exact"])
+        assert all(len(c) == len(e["lengths"]) and all(0 <= k <= e["n_strings"] for k in c) for c in e["counts"].values())
