@@ -212,4 +212,6 @@ def test_recheck_artifact_matches_the_study_it_rechecks():
         rec = study[label]
         assert e["lengths"] == rec["eval"]["length"] and e["n_strings"] == rec["eval_params"]["n_strings"]
         assert e["reproduced"] == (e["counts"][str(e["study_seed"])] == rec["eval"]["exact"])
-        assert all(len(c) == len(e["lengths"]) and all(0 <= k <= e["n_strings"] for k in c) for c in e["counts"].values())
+        assert all(
+            len(c) == len(e["lengths"]) and all(0 <= k <= e["n_strings"] for k in c) for c in e["counts"].values()
+        )
