@@ -130,7 +130,7 @@ def facing_ends(low: UnitSummary, high: UnitSummary) -> tuple[str, str]:
 #: :func:`curve_trend`'s three readings, as a sentence says them
 TREND_WORDS = {
     "growing": "growing over these budgets: the smallest and largest budgets' intervals are disjoint",
-    "rising": "rising at every budget, with overlapping intervals",
+    "rising": "rising from budget to budget (no step down, a token or more a step on average), with overlapping intervals",
     "flat": "no move of a token or more shown, by the intervals or the point estimates",
 }
 
@@ -139,7 +139,7 @@ def budget_curve_brief(summaries: list[UnitSummary], kind: str, m: int = 1, inst
     """The float32 budget curve in a few words, for a page that gives :func:`budget_curve_text` once already.
 
     Returns:
-        e.g. ``"n50 at m = 1 of 9.1 → 12.0 → 15.0 tokens at 300 → 600 → 1,200 steps (rising at every budget,
+        e.g. ``"n50 at m = 1 of 9.1 → 12.0 → 15.0 tokens at 300 → 600 → 1,200 steps (rising from budget to budget,
         with overlapping intervals)"``, the parenthesis :func:`curve_trend`'s reading in words
         (:data:`TREND_WORDS`); ``""`` where no float32 curve of two or more budgets is stored.
     """
@@ -162,8 +162,9 @@ def curve_trend(curve: list[UnitSummary]) -> str:
     Returns:
         ``"growing"`` when the smallest and largest budgets' intervals are disjoint (:func:`facing_ends` reads
         ``"above"``): the smaller budget's n50 has not converged; ``"rising"`` when they are not, but the point
-        estimate rises by at least :data:`MIN_GAP` tokens from each budget to the next (e.g. 9.1 → 12.0 → 15.0):
-        the intervals are too wide to settle a curve whose every step still moves up; ``"flat"`` otherwise (the
+        estimate never falls from one budget to the next and rises by at least :data:`MIN_GAP` tokens a step on
+        average (9.1 → 12.0 → 15.0, or 5.1 → 6.0 → 8.0): the intervals are too wide to settle a curve that still
+        moves up; ``"flat"`` otherwise (the
         curve is not shown to move).
 
     Raises:
@@ -173,7 +174,8 @@ def curve_trend(curve: list[UnitSummary]) -> str:
         raise ValueError(f"a budget curve needs two or more budgets, got {len(curve)}")
     if facing_ends(curve[0], curve[-1])[0] == "above":
         return "growing"
-    if all(v.fit.n50 - u.fit.n50 >= MIN_GAP for u, v in zip(curve, curve[1:])):
+    steps = [v.fit.n50 - u.fit.n50 for u, v in zip(curve, curve[1:])]
+    if min(steps) >= 0 and sum(steps) >= MIN_GAP * len(steps):
         return "rising"
     return "flat"
 

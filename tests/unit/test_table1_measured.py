@@ -360,6 +360,9 @@ def test_curve_trend_separates_a_rising_curve_from_a_flat_one():
     assert CB.curve_trend(gemma) == "rising"
     assert CB.curve_trend([unit(3.77, 3.3, 4.3), unit(3.85, 3.4, 4.3), unit(3.85, 3.4, 4.4)]) == "flat"
     assert CB.curve_trend([gemma[0], unit(12.0, 8.0, 15.3), unit(11.5, 9.0, 14.0)]) == "flat"  # one step down
+    # Gemma's random words (5.1 → 6.0 → 8.0): a first step under a token, but 2.9 tokens over two steps, none down
+    assert CB.curve_trend([unit(5.1, 4.4, 7.5), unit(6.0, 5.0, 8.0), unit(8.0, 7.3, 9.1)]) == "rising"
+    assert CB.curve_trend([unit(5.1, 4.4, 7.5), unit(6.0, 5.0, 8.0), unit(6.5, 5.5, 8.0)]) == "flat"  # 1.4 in two steps
     assert CB.curve_trend([unit(18.8, 17, 19), unit(29.3, 27, 32, (20, 40))]) == "growing"
     with pytest.raises(ValueError, match="two or more budgets"):
         CB.curve_trend(gemma[:1])
