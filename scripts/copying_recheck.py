@@ -13,7 +13,6 @@ Chapter 6 reads it beside the study's curves (e.g. the rebound at n = 17).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
@@ -63,9 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                        "seconds": round(time.time() - t0, 1)},
     }  # fmt: skip
     out = Path(CO.COPYING_DATA) / "recheck.json"
-    art = CO.load_artifact(out) or {"runs": {}}
-    art["runs"][args.run] = entry
-    out.write_text(json.dumps(art, indent=1, ensure_ascii=False) + "\n")
+    CO.write_artifact(out, {}, args.run, entry)  # atomic, under a lock; other runs' entries kept
     print(f"{args.run}: stored counts reproduced: {entry['reproduced']}; " + "; ".join(
         f"seed {s}: {dict(zip(lengths, c))}" for s, c in entry["counts"].items()) + f" -> {out}")  # fmt: skip
     return 0
