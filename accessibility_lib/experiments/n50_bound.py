@@ -50,10 +50,11 @@ import numpy as np
 from scipy import optimize, stats
 
 from accessibility_lib.experiments.fitting import logistic
-from accessibility_lib.ground.checks import check_int, check_real
+from accessibility_lib.ground.checks import check_int, check_positive_real, check_real
 
 __all__ = [
     "MAX_LENGTHS",
+    "efficiency_interval",
     "SearchCostBound",
     "min_search_token_steps",
     "success_step_fit",
@@ -271,3 +272,31 @@ def success_step_share(outcomes, n50: float, budget: int) -> Callable[[np.ndarra
         return np.clip(a + b * x + resid, 1.0 / budget, 1.0).mean(axis=-1)
 
     return share
+
+
+def efficiency_interval(efficiency: float, reps: int, level: float = 0.95) -> tuple[float, float]:
+    """An approximate interval for a design's efficiency estimated from ``reps`` simulated searches.
+
+    The efficiency divides the bound at a design's RMSE by its mean cost, so it scales like 1 / RMSE². With
+    normal, unbiased errors, reps·RMSE²/σ² is χ² with ``reps`` degrees of freedom, so the true efficiency lies in
+    ``efficiency · [χ²_{(1−level)/2}, χ²_{(1+level)/2}] / reps`` with probability ``level`` (the mean cost's own
+    error, a few per cent over this many searches, is left out). Heavier-tailed errors widen it; it is a guide
+    to how many digits an efficiency from ``reps`` searches carries (about ±30 % at 100), not an exact interval.
+
+    Args:
+        efficiency: the estimate (dimensionless, > 0).
+        reps: simulated searches behind it (≥ 2).
+        level: in (0, 1).
+
+    Returns:
+        (low, high), dimensionless.
+
+    Raises:
+        ValueError: efficiency not positive and finite, reps < 2, or level outside (0, 1).
+    """
+    efficiency = check_positive_real("efficiency", efficiency)
+    reps = check_int("reps", reps, minimum=2)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    lo, hi = stats.chi2.ppf([(1 - level) / 2, (1 + level) / 2], reps) / reps
+    return float(efficiency * lo), float(efficiency * hi)

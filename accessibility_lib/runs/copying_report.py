@@ -55,8 +55,11 @@ def _num(x: float) -> str:
     return f"{x:g}" if float(x).is_integer() else f"{x:.1f}"
 
 
-def describe_cliff(c: cliffs.CliffEstimate) -> str:
+def describe_cliff(c: cliffs.CliffEstimate, short: bool = False) -> str:
     """A cliff in a few words (lengths in symbols): the step's bracket, the fit of a fall, or the one-sided range.
+
+    ``short``: a fall as its n50 and range only (for sentences that compare two cliffs); the tables give the rest.
+    A fall whose data are separated prints no steepness k: the fit's bound on k sets it, not the data.
 
     >>> import numpy as np
     >>> describe_cliff(cliffs.locate_cliff(np.arange(2, 12), 50 * (np.arange(2, 12) <= 8), 50))
@@ -64,6 +67,8 @@ def describe_cliff(c: cliffs.CliffEstimate) -> str:
     """
     if c.kind == "step":
         return f"a step between {_num(c.low)} and {_num(c.high)}"
+    if c.kind == "fall" and short:
+        return f"a fall, n50 = {c.n50:.1f} [{c.low:.1f}, {c.high:.1f}]"
     if c.kind == "fall":
         k_in = c.data.n_informative
         inside = (
@@ -75,11 +80,11 @@ def describe_cliff(c: cliffs.CliffEstimate) -> str:
         )
         back = rebound_text(c)
         return (
-            f"a fall, n50 = {c.n50:.1f} [{c.low:.1f}, {c.high:.1f}], k = {c.steepness:.3g}"
+            f"a fall, n50 = {c.n50:.1f} [{c.low:.1f}, {c.high:.1f}], "
             + (
-                " (separated data: the one length inside places n50; k is not measured)"
+                "k not measured (separated data: the one length inside places n50)"
                 if getattr(c.fit, "capped_at", None) is not None
-                else ""
+                else f"k = {c.steepness:.3g}"
             )
             + f", R² = {c.r_squared:.3f}"
             f" ({inside}{'; ' + back if back else ''})"
@@ -163,7 +168,7 @@ def describe_move(a: dict, b: dict) -> str:
     steps are identical at the resolution of the tested lengths.
     """
     cmp = cliffs.compare_cliffs(a["cliff"], b["cliff"])
-    ta, tb = describe_cliff(a["cliff"]), describe_cliff(b["cliff"])
+    ta, tb = describe_cliff(a["cliff"], short=True), describe_cliff(b["cliff"], short=True)
     if cmp.same_step:
         return (f"the same step between {_num(a['cliff'].low)} and {_num(a['cliff'].high)} for {a['label']} and "
                 f"{b['label']}: identical at the resolution of the tested lengths")  # fmt: skip

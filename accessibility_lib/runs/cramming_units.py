@@ -97,7 +97,7 @@ class CrammingUnit:
         """The budget as printed beside an n50, e.g. "300 steps (patience 100), paper"."""
         if self.instrument.startswith("progressive"):
             base, per_token, retry = progressive_budget(self.max_steps)
-            return f"{base} + {per_token}·L steps a stage, a {retry}-step retry, {self.instrument}"
+            return f"{base} + {per_token}·ℓ steps a stage, a {retry}-step retry, {self.instrument}"
         pat = "no patience" if self.patience is None else f"patience {self.patience}"
         return f"{self.max_steps} steps ({pat}), {self.instrument}"
 
@@ -153,7 +153,8 @@ def _table1_smollm2() -> list[CrammingUnit]:
 
 def _instruments_nano() -> list[CrammingUnit]:
     """The instrument comparison on nano (held-out KJV natural text and random words, m = 1, 2), then the
-    budget curve (the authors' optimiser at 2× and 4× the base budget, m = 1)."""
+    budget curve (2× and 4× the base budget, m = 1); last, the budget pairs (1× and 2× at m = 2, 4: does a
+    larger budget move n50 more at larger m, where the chapter's runs stop more failures at the cap?)."""
     return [
         CrammingUnit(kind, m, patience=None, corpus="heldout", instrument=inst)
         for kind in ("natural", "random_words")
@@ -164,7 +165,8 @@ def _instruments_nano() -> list[CrammingUnit]:
         CrammingUnit(kind, 1, max_steps=BASE_STEPS * k, patience=None, corpus="heldout")
         for k in (2, 4)
         for kind in ("natural", "random_words")
-    ]
+    ] + [CrammingUnit(kind, m, max_steps=BASE_STEPS * k, patience=None, corpus="heldout")
+         for m, k in ((4, 1), (2, 2), (4, 2)) for kind in ("natural", "random_words")]  # fmt: skip
 
 
 def _architectures_plan() -> list[CrammingUnit]:
@@ -256,12 +258,15 @@ def predict_for(unit: CrammingUnit, finished: list[tuple[CrammingUnit, float]]) 
     return max(2.0, other[0]) if other else None
 
 
-def run_cramming_series(handle: ModelHandle, units: list[CrammingUnit], store, *, model_name: str, show_progress=False):
+def run_cramming_series(
+    handle: ModelHandle, units: list[CrammingUnit], store, *, model_name: str, show_progress=False, prefer_stored=True
+):
     """Run units one after another (in m order), each search starting from the n50s found before it.
 
     The chapters, the sweeps and the scripts run their cramming units through this function (or
     :func:`run_cramming_unit` with :func:`predict_for`), so the same units give the same searches and the
-    same store entries.
+    same store entries. ``prefer_stored``: as in :func:`run_cramming_unit` (False: the lengths and the cost
+    do not depend on what other runs stored before).
 
     Returns:
         uid -> the result of :func:`run_cramming_unit`.
@@ -269,9 +274,8 @@ def run_cramming_series(handle: ModelHandle, units: list[CrammingUnit], store, *
     done: list[tuple[CrammingUnit, float]] = []
     out = {}
     for unit in sorted(units, key=lambda u: (u.kind, u.max_steps, u.m)):
-        res = run_cramming_unit(
-            handle, unit, store, model_name=model_name, n_pred=predict_for(unit, done), show_progress=show_progress
-        )
+        kw = dict(n_pred=predict_for(unit, done), show_progress=show_progress, prefer_stored=prefer_stored)
+        res = run_cramming_unit(handle, unit, store, model_name=model_name, **kw)
         n50 = float(res.n50) if hasattr(res, "n50") else float(np.median(res.horizons))
         done.append((unit, n50))
         out[unit.uid] = res
@@ -281,7 +285,7 @@ def run_cramming_series(handle: ModelHandle, units: list[CrammingUnit], store, *
 def progressive_budget(max_steps: int) -> tuple[int, int, int]:
     """A progressive unit's step budgets from its ``max_steps`` b: (b // 3, b // 30, b).
 
-    A stage at prefix length L gets ``b // 3 + (b // 30)·L`` Adam updates (warm-started), a fresh retry
+    A stage at prefix length ℓ gets ``b // 3 + (b // 30)·ℓ`` Adam updates (warm-started), a fresh retry
     the fixed protocol's b (:func:`accessibility_lib.experiments.progressive.progressive_cram`).
     """
     return max(1, max_steps // 3), max(1, max_steps // 30), max_steps

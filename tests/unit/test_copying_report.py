@@ -31,7 +31,9 @@ def test_cliffs_are_phrased_as_the_data_allow():
     one = cliffs.locate_cliff(N, [50, 50, 50, 50, 50, 50, 5, 0, 0, 0], 50)
     assert "(one length inside the fall: R² near 1 by construction, and the range is where" in R.describe_cliff(one)
     assert (one.low, one.high) == (9, 10)  # 5 of 50 at n = 10: its Wilson interval lies below ½; model-free
-    assert "(separated data: the one length inside places n50; k is not measured)" in R.describe_cliff(one)
+    assert "k not measured (separated data: the one length inside places n50)" in R.describe_cliff(one)
+    assert "k = " not in R.describe_cliff(one)  # the fit's bound on k is not printed as a measurement
+    assert R.describe_cliff(fall, short=True) == R.describe_cliff(fall).split(", k = ")[0]
     assert "separated data" not in R.describe_cliff(fall)  # two lengths inside: k is measured
     # a curve that copies again after a length copied never: the rebound is named with its count
     back = cliffs.locate_cliff(N, [50, 50, 50, 50, 49, 20, 0, 0, 13, 0], 50)

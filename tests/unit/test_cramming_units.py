@@ -175,13 +175,13 @@ def test_an_unfinished_progressive_unit_travels_as_its_stages_and_finishes_as_if
 
 
 def test_a_progressive_unit_names_its_growing_stage_budget_and_is_not_refit_as_fixed_length():
-    """A progressive unit's budget label gives its stage budget (b // 3 + (b // 30)·L, a b-step retry), not
+    """A progressive unit's budget label gives its stage budget (b // 3 + (b // 30)·ℓ, a b-step retry), not
     "300 steps (no patience)"; refit_unit refuses its horizons with a message naming the reader to use."""
     from accessibility_lib.runs.cramming_units import progressive_budget
 
     u = CrammingUnit("natural", 1, instrument="progressive", max_steps=300)
     assert progressive_budget(300) == (100, 10, 300)
-    assert u.budget_label == "100 + 10·L steps a stage, a 300-step retry, progressive"
+    assert u.budget_label == "100 + 10·ℓ steps a stage, a 300-step retry, progressive"
     assert CrammingUnit("natural", 1, max_steps=300, patience=None).budget_label == "300 steps (no patience), paper"
     rec = {"uid": u.uid, "instrument": "progressive", "outcomes": [{"target": 0, "horizon": 5, "capped": False}]}
     with pytest.raises(ValueError, match="progressive.*summarize"):

@@ -162,3 +162,25 @@ def test_bad_input_is_named(kwargs, message):
     args = {"width": 2.0, "n50": 20.0, "steepness": 0.3, "m": 1, "budget": 300, "success_share": 0.5} | kwargs
     with pytest.raises(ValueError, match=message):
         min_search_token_steps(**args)
+
+
+def test_efficiency_interval_covers_at_its_level_for_normal_errors():
+    """Efficiencies ∝ 1/RMSE² from 100 normal errors: the χ² interval covers the true efficiency about 95 % of
+    the time (simulated), is about ±30 % wide at 100 searches, and refuses bad input."""
+    from accessibility_lib.experiments.n50_bound import efficiency_interval
+
+    rng = np.random.default_rng(0)
+    true_eff, reps, hits = 0.8, 100, 0
+    for _ in range(2000):
+        rmse2 = np.mean(rng.normal(0.0, 1.0, reps) ** 2)  # σ = 1: the estimate is true_eff / rmse2
+        lo, hi = efficiency_interval(true_eff / rmse2, reps)
+        hits += lo <= true_eff <= hi
+    assert 0.93 <= hits / 2000 <= 0.97
+    lo, hi = efficiency_interval(1.0, 100)
+    assert 0.70 < lo < 0.78 and 1.25 < hi < 1.33
+    with pytest.raises(ValueError, match="reps must be an integer >= 2"):
+        efficiency_interval(1.0, 1)
+    with pytest.raises(ValueError, match="efficiency must be a finite real number"):
+        efficiency_interval(float("nan"), 100)
+    with pytest.raises(ValueError, match="level must be in"):
+        efficiency_interval(1.0, 100, level=1.0)
