@@ -140,7 +140,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             "model_name": "nano",
             "real_models": ["smollm2-135m"],
             "ms": [4, 8, 16, 32, 64, 128],
-            "n_prompts": 4,
+            "n_prompts": 16,
             "n_pairs": 48,
             "pair_m": 16,
             "q": 1.0,
