@@ -11,7 +11,7 @@ import math
 
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
-from matplotlib.ticker import ScalarFormatter
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from accessibility_lib.figures.plotting import legend_outside, token_colors
 from accessibility_lib.geometry import table1_resolved as T
@@ -70,7 +70,13 @@ def ratio_sweep_figure(
                 )
         for j, (col, x) in enumerate(implied.items()):  # a short number a column (the key is in the legend)
             ax.plot([x], [paper_ratios[col][k]], "k^", ms=5, label="paper's columns" if j == 0 else None)
-            ax.annotate(str(j + 1), (x, paper_ratios[col][k]), fontsize=7, xytext=(3, 2), textcoords="offset points")
+            ax.annotate(
+                str(j + 1),
+                (x, paper_ratios[col][k]),
+                fontsize=7,
+                textcoords="offset points",
+                xytext=(3, 2) if j % 2 == 0 else (-8, -9),
+            )  # alternate sides: neighbours do not collide
         if ratio == "cells/ellipsoid" and paper_own_cells:
             moved = [
                 (x, paper_own_cells[col], j)
@@ -124,8 +130,10 @@ def convergence_figure(arts: dict, paper_prompts: int = 10_000):
         n = [r["n_embeddings"] for r in rows]
         # one encoding across chapter 5: colour a model, circle/solid the ball, square/dashed the ellipsoid,
         # triangle/dotted the cone
-        axes[0].plot(n, [r["ball"] for r in rows], "o-", color=colors[i], label=f"{m}: ball")
-        axes[0].plot(n, [r["ellipsoid"] for r in rows], "s--", color=colors[i], label=f"{m}: ellipsoid")
+        # the ball on top, hollow squares for the ellipsoid: where the two coincide both stay visible
+        axes[0].plot(n, [r["ball"] for r in rows], "o-", color=colors[i], label=f"{m}: ball", zorder=3)
+        axes[0].plot(n, [r["ellipsoid"] for r in rows], "s--", color=colors[i], mfc="none", ms=8,
+                     label=f"{m}: ellipsoid", zorder=2)  # fmt: skip
         axes[1].plot(n, [r["ellipsoid/ball"] for r in rows], "s--", color=colors[i], label=f"{m}: ellipsoid/ball")
         axes[1].plot(n, [r["cone/ball"] for r in rows], "^:", color=colors[i], label=f"{m}: cone/ball")
     for ax in axes:
@@ -134,7 +142,8 @@ def convergence_figure(arts: dict, paper_prompts: int = 10_000):
         ax.set_xlabel("embeddings in the fit")
     axes[0].set_yscale("log")
     axes[0].yaxis.set_major_formatter(ScalarFormatter())  # plain numbers (tokens per vector), not powers of ten
-    axes[0].yaxis.set_minor_formatter(ScalarFormatter())
+    axes[0].yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)))  # labels near each curve
+    axes[0].yaxis.set_minor_formatter(NullFormatter())
     axes[0].set_ylabel("slope C (tokens per vector)")
     axes[1].set_ylabel("ratio of slopes")
     legend_outside(axes[0], "below", fontsize=7, ncol=2)
