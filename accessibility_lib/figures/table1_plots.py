@@ -142,7 +142,9 @@ def convergence_figure(arts: dict, paper_prompts: int = 10_000):
         ax.set_xlabel("embeddings in the fit")
     axes[0].set_yscale("log")
     axes[0].yaxis.set_major_formatter(ScalarFormatter())  # plain numbers (tokens per vector), not powers of ten
-    axes[0].yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)))  # labels near each curve
+    axes[0].yaxis.set_major_locator(
+        LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0))
+    )  # labels near each curve
     axes[0].yaxis.set_minor_formatter(NullFormatter())
     axes[0].set_ylabel("slope C (tokens per vector)")
     axes[1].set_ylabel("ratio of slopes")
