@@ -26,7 +26,7 @@ import numpy as np
 
 from accessibility_lib.ground.checks import check_positive_real
 
-__all__ = ["plane_winners", "disk_winners"]
+__all__ = ["plane_winners", "disk_winners", "exact_counts"]
 
 
 def _differences(coef: np.ndarray, i: int, others: np.ndarray) -> np.ndarray:
@@ -147,3 +147,29 @@ def disk_winners(coef, center, radius: float, candidates=None, tol: float = 1e-9
         if len(poly) >= 3 and _area(poly) > tol * (2 * rho) ** 2 and _distance(poly, c) < rho:
             won.append(int(i))
     return np.asarray(won, dtype=np.int64)
+
+
+def exact_counts(plane, W_U, b_U, r: float) -> dict:
+    """The exact cell counts chapter 2 prints for one plane of R^d_model.
+
+    Args:
+        plane: a :class:`~accessibility_lib.geometry.slices.Plane`; W_U: (d_vocab, d_model); b_U: (d_vocab,) or None.
+        r: the radius of the ball ‖x‖ ≤ r whose disk on the plane is counted (model-space length units).
+
+    Returns:
+        ``{"plane": argmax cells with interior on the whole plane, "voronoi": nearest-row cells likewise,
+        "disk": argmax cells with interior inside the disk (0 when the plane misses the ball)}``.
+
+    Raises:
+        ValueError: as :func:`~accessibility_lib.geometry.slices.argmax_slice` for bad shapes, r ≤ 0.
+    """
+    from accessibility_lib.geometry import slices
+
+    coef, vcoef = slices._plane_coefficients(plane, W_U, b_U, voronoi=True)
+    cand, vcand = slices.plane_candidates(coef), slices.plane_candidates(vcoef)
+    disk = plane.ball_disk(r)
+    return {
+        "plane": int(plane_winners(coef.numpy(), cand).size),
+        "voronoi": int(plane_winners(vcoef.numpy(), vcand).size),
+        "disk": 0 if disk is None else int(disk_winners(coef.numpy(), *disk, cand).size),
+    }

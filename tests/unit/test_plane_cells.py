@@ -64,3 +64,14 @@ def test_exact_counts_lie_between_the_grid_and_the_hull_count():
     grid = slices.cells_in_ball(pl, W, b, r, resolution=300)
     assert set(grid["tokens"].tolist()) <= set(in_disk.tolist()) <= set(exact.tolist())
     assert len(in_disk) >= 3
+
+
+def test_exact_counts_of_a_plane_match_the_parts():
+    """exact_counts is plane_winners and disk_winners on the plane's coefficients (and 0 for a missed ball)."""
+    pl = slices.Plane(origin=torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64),
+                      basis=torch.eye(3, dtype=torch.float64)[:2], scale=1.0, anchors_uv=np.zeros((0, 2)))  # fmt: skip
+    W = torch.tensor([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+    b = torch.tensor([0.0, 0.0, -10.0])
+    got = plane_cells.exact_counts(pl, W, b, 5.0)
+    assert got["plane"] == 3 and got["disk"] == 2  # token 2 wins only at x > 10, beyond the disk of radius 4
+    assert plane_cells.exact_counts(pl, W, b, 2.0)["disk"] == 0  # the plane misses the ball
