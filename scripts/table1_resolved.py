@@ -7,7 +7,9 @@
     nice .venv/bin/python scripts/table1_resolved.py --model gemma-3-270m --n-tokens 0 --convergence 64,334
 
 (``--n-tokens 0``: the convergence fits only. ``--debias-existing`` adds the Jensen correction of
-``combine_replicates`` to an artifact written before it existed; the stored nano artifact was so corrected.)
+``combine_replicates`` to an artifact written before it existed; the stored nano artifact was so corrected.
+``--recompute-rows`` recomputes a stored artifact's rows from its inputs after a row's formula changed; the
+stored artifacts were so updated when the variable-ε row took its present reading.)
 
 Resumable: the embeddings and every resolved token go to the result store (``$ACCESSIBILITY_RESULTS``, else
 ``results/``; accessibility_lib.geometry.cell_resume) as soon as they are done, so the same command run
@@ -87,6 +89,38 @@ def _fit(x, eps_factor: float) -> dict:
     }
 
 
+def _recompute_rows(args, argv) -> int:
+    """Every row and the sweep of a stored artifact recomputed from its ``inputs`` (after a row's formula changed)."""
+    import json as _json
+
+    import numpy as np
+
+    from accessibility_lib.geometry import table1_resolved as T
+    from accessibility_lib.ground import provenance
+    from accessibility_lib.ground.paths import BOOK_DATA
+
+    out = Path(args.out_dir or BOOK_DATA / "support" / "resolved") / f"{args.model}.json"
+    data = _json.loads(out.read_text())
+    if "inputs" not in data:
+        raise SystemExit(f"{out} holds the convergence fits only: it has no rows to recompute")
+    before = {k: v["C"] for k, v in data["rows"].items()}
+    data["rows"] = T.rows_from_inputs(data["inputs"])
+    data["sweep"] = T.ratio_sweep(data["inputs"], np.arange(10.0, 20.01, 0.5))
+    argv_ = argv if argv is not None else sys.argv[1:]
+    data["provenance"].setdefault("rows_recomputed", []).append(
+        {
+            "command": provenance.command_line(".venv/bin/python", "scripts/table1_resolved.py", argv=argv_),
+            "commit": provenance.git_commit(),
+            "date": provenance.now_utc(),
+            "note": args.note,
+        }
+    )
+    _write(out, data)
+    for k, v in data["rows"].items():
+        print(f"{k}: C {before.get(k, float('nan')):.2f} -> {v['C']:.2f}")
+    return 0
+
+
 def _debias_existing(args, argv) -> int:
     """The Jensen correction for an artifact whose runs predate it (one run a token: se² = L/N exactly)."""
     import json as _json
@@ -162,10 +196,20 @@ def main(argv: list[str] | None = None) -> int:
         help="add the Jensen correction + se²/2 (= L/2N for one run) to a stored artifact written before "
         "combine_replicates applied it, then recompute its rows and sweep (no model is loaded)",
     )
-    ap.add_argument("--note", default="", help="with --debias-existing: a note kept in the provenance")
+    ap.add_argument(
+        "--recompute-rows",
+        action="store_true",
+        help="recompute a stored artifact's rows and sweep from its inputs (after a row's formula changed; "
+        "no model is loaded)",
+    )
+    ap.add_argument(
+        "--note", default="", help="with --debias-existing or --recompute-rows: a note kept in the provenance"
+    )
     args = ap.parse_args(argv)
     if args.debias_existing:
         return _debias_existing(args, argv)
+    if args.recompute_rows:
+        return _recompute_rows(args, argv)
 
     import numpy as np
     import torch

@@ -162,9 +162,11 @@ def _code_digest() -> str:
     import inspect
 
     from accessibility_lib.geometry import cells, convolution, regions
-    from accessibility_lib.theory import bounds
+    from accessibility_lib.theory import bounds, precision
 
-    return _digest([inspect.getsource(mod) for mod in (table1, regions, cells, convolution, bounds, geometry)])
+    return _digest(
+        [inspect.getsource(mod) for mod in (table1, regions, cells, convolution, bounds, precision, geometry)]
+    )
 
 
 def _stats(geo) -> dict:

@@ -10,16 +10,18 @@ Two *methods* compute the rows from the same sampled last-layer embeddings h ``(
   form 4× the true cap fraction; ellipsoid semi-axes = half-widths of the per-coordinate box (it does
   not contain the samples at the box's corners); cells = *nearest unembedding row* (Voronoi, no bias)
   for points uniform in the box, tokens with no hit dropped, slope from the regression of the log
-  median k-fold product on k = 1..6. Their code has no "variable ε" row.
+  median k-fold product on k = 1..6. Their code has no "variable ε" row: this method fills it with the
+  book's reading (below) on their box-inscribed ellipsoid, Σ ln(1 + w_i/ε_i).
 - ``"argmax_region"`` — the same precision ε = r∞·2⁻¹¹ with the faults fixed: r = the largest L2 norm
   (a ball that contains the samples); a cone around the mean direction that encloses every sample,
   with the exact log-space cap fraction; an axis-aligned ellipsoid that encloses every sample
   (:func:`accessibility_lib.geometry.regions.enclosing_ellipsoid`); argmax cells *with bias* for points uniform in
   that ellipsoid, the tokens with no hit sharing the estimated missing mass (Good–Turing N₁/S plus a
   rule-of-three margin 3/S) evenly — for a fixed total the least tightening choice — and the threshold of
-  Section 5.3 (median log-volume below −ln P); and a "variable ε" row (the book's definition, the paper gives none): per coordinate,
-  the number of float16 values in the samples' range [min_i, max_i] — the grid a half-precision model
-  really has, finer near 0 — instead of 1 + w_i/ε.
+  Section 5.3 (median log-volume below −ln P); and the "variable ε" row on the enclosing ellipsoid.
+
+The paper gives no formula for its "variable ε" row; the book reads it as ε carried to each coordinate in
+proportion to its largest magnitude, ε_i = 2⁻¹¹·max|x_i| (:func:`~accessibility_lib.theory.bounds.per_coordinate_eps`).
 
 A difference to the paper can then be split into "different model or checkpoint" (ours vs the paper
 under ``voronoi_box``) and "different method" (``voronoi_box`` vs ``argmax_region`` on one model).
@@ -38,7 +40,6 @@ from accessibility_lib.geometry import support_shape as geometry
 from accessibility_lib.geometry.regions import Box, enclosing_ellipsoid
 from accessibility_lib.ground.checks import check_int
 from accessibility_lib.theory import bounds, precision
-from accessibility_lib.theory.fp_grid import float16_grid_count
 
 __all__ = [
     "ROWS",
@@ -219,6 +220,14 @@ def add_effective_eps_rows(col: Column, h, eps_eff: float, ci: tuple[float, floa
     )
 
 
+def _variable_eps_row(semi_axes: np.ndarray, eps: float, x: torch.Tensor, what: str, lnV: float) -> Row:
+    """The "variable ε" row: the ellipsoid counted at ε_i = ε·max|x_i|/r∞ (module docstring)."""
+    eps_i = bounds.per_coordinate_eps(eps, x.abs().max(dim=0).values.numpy())
+    lp = bounds.log_packing_ellipsoid(semi_axes, eps_i, 1)
+    note = f"{what}; ε_i = 2⁻¹¹·max|x_i| from {eps_i.min():.3g} to {eps_i.max():.3g}, median {np.median(eps_i):.3g}"
+    return Row(lp / lnV, lp, float(np.max(semi_axes)), None, note)
+
+
 def replication_column(
     model: str, h, W_U, vocab: int | None = None, *, n_samples: int = 20000, seed: int = 0
 ) -> Column:
@@ -276,7 +285,13 @@ def replication_column(
         f"Σ ln(1 + w_i/ε) / |slope of median S_k on k|, the slope's magnitude {abs(slope):.2f} nats per token",
         caveat,
     )
-    rows["ellipsoid + variable ε"] = Row(None, None, None, None, "not implemented in the authors' code")
+    rows["ellipsoid + variable ε"] = _variable_eps_row(
+        w / 2,
+        eps,
+        x,
+        "Σ ln(1 + w_i/ε_i)/ln|V| on the box-inscribed ellipsoid (not in the authors' code: the book's reading)",
+        lnV,
+    )
     se = float(np.std(lp, ddof=1) / math.sqrt(lp.size)) if lp.size > 1 else float("nan")
     cells = CellsSummary(n_samples, int(hit.size), float(counts.max() / n_samples), float(lp.mean()), se, 0.0, slope)
     return Column(
@@ -362,10 +377,8 @@ def corrected_column(
         "threshold where the median log-volume of n tokens falls below −ln P",
         caveat,
     )
-    lo, hi = x.min(dim=0).values.numpy(), x.max(dim=0).values.numpy()
-    lp_var = float(np.sum(np.log(float16_grid_count(lo, hi))))
-    rows["ellipsoid + variable ε"] = Row(
-        lp_var / lnV, lp_var, None, None, "Σ ln(#float16 values in [min_i, max_i])/ln|V| (the book's definition)"
+    rows["ellipsoid + variable ε"] = _variable_eps_row(
+        a, eps, x, "Σ ln(1 + 2a_i/ε_i)/ln|V| on the enclosing ellipsoid (the book's reading)", lnV
     )
     cells = CellsSummary(
         n_samples, int((counts > 0).sum()), float(counts.max() / n_samples), float(lp.mean()), se, fill_share

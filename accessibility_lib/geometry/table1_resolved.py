@@ -16,10 +16,10 @@ Rows (Section 5.2–5.3 of the paper; ln P in nats, C = slope in tokens per prom
 - ellipsoid: ln P = Σ_i ln(1 + 2a_i/ε) over the semi-axes a_i of the enclosing axis-aligned ellipsoid.
 - ellipsoid + non-uniform cells: C = n* where the median of S_n (D resolved, empty cells as p = 0)
   falls below −ln P_ellipsoid.
-- ellipsoid + variable ε: ln P = Σ_i ln(#float16 values in [lo_i, hi_i]) (the book's definition; no ε).
+- ellipsoid + variable ε: ln P = Σ_i ln(1 + 2a_i/ε_i), ε_i = ε·max(|lo_i|, |hi_i|)/r∞ (the book's reading,
+  :func:`accessibility_lib.theory.bounds.per_coordinate_eps`; at the stored ε, ε_i = 2⁻¹¹·max|x_i|).
 
-:func:`ratio_sweep` evaluates the slope-free ratios (cone/ball, ellipsoid/ball, cells/ellipsoid) at
-other precisions ε = 2r/X, with the region and D held fixed.
+:func:`ratio_sweep`: the slope-free ratios (cone/ball, ellipsoid/ball, cells/ellipsoid) at other ε, region and D fixed.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import numpy as np
 from accessibility_lib.geometry.cell_distribution import ResolvedCells, crossing_length_with_empty
 from accessibility_lib.ground.checks import check_real
 from accessibility_lib.theory import bounds
-from accessibility_lib.theory.fp_grid import float16_grid_count
 
 __all__ = [
     "ROW_NAMES",
@@ -98,6 +97,10 @@ def _check(inp: dict) -> None:
             raise ValueError(f"inputs[{k!r}] must have d = {d} entries, got {len(inp[k])}")
 
 
+def _spread(v: np.ndarray) -> dict:
+    return {"largest": float(v.max()), "median": float(np.median(v)), "smallest": float(v.min())}
+
+
 def rows_from_inputs(inp: dict, eps: float | None = None) -> dict:
     """Every row of the column at precision ``eps`` (default: the stored ε), from ``inp`` alone.
 
@@ -125,8 +128,9 @@ def rows_from_inputs(inp: dict, eps: float | None = None) -> dict:
     summ = cells.summary(-math.log(inp["uniform_points"]) if inp.get("uniform_points") else None)
     n_star = crossing_length_with_empty(cells.log_p[cells.resolved], cells.q_empty, lp_ell)
     lo, hi = np.asarray(inp["lo"], dtype=np.float64), np.asarray(inp["hi"], dtype=np.float64)
-    lp_var = float(np.sum(np.log(float16_grid_count(lo, hi))))
-    axes = {"largest": float(a.max()), "median": float(np.median(a)), "smallest": float(a.min()), "d": d}
+    eps_i = bounds.per_coordinate_eps(e, np.maximum(np.abs(lo), np.abs(hi)))
+    lp_var = bounds.log_packing_ellipsoid(a, eps_i, 1)
+    axes = {**_spread(a), "d": d}
     return {
         "ball": {"C": lp_ball / lnV, "log_packing": lp_ball, "eps": e, "two_r_over_eps": x, "from": {"r_l2": r}},
         "cone": {
@@ -155,7 +159,7 @@ def rows_from_inputs(inp: dict, eps: float | None = None) -> dict:
             "log_packing": lp_var,
             "eps": None,
             "two_r_over_eps": None,
-            "from": {"float16 values per coordinate": "counted in [min_i, max_i] of the samples"},
+            "from": {"semi_axes": axes, "eps_i": _spread(eps_i)},
         },
     }
 

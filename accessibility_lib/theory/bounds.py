@@ -32,6 +32,7 @@ __all__ = [
     "log_accessible_fraction",
     "log_packing_ellipsoid",
     "ellipsoid_slope",
+    "per_coordinate_eps",
     "cone_log_fraction",
     "cone_slope",
     "mean_field_loglog_count",
@@ -131,23 +132,29 @@ def log_accessible_fraction(d: int, r: float, eps: float, d_vocab: int, m: int, 
 def log_packing_ellipsoid(semi_axes: np.ndarray, eps: float, m: int = 1) -> float:
     """ln of the packing bound of an axis-aligned ellipsoid with semi-axes r_i (Section 5.2).
 
-    ln P ≤ m·Σ_i ln(1 + 2r_i/ε).
+    ln P ≤ m·Σ_i ln(1 + 2r_i/ε_i), with one ε for every coordinate or a ``(d,)`` ε_i a coordinate (the
+    "variable ε" row: :func:`per_coordinate_eps`).
 
     Args:
         semi_axes: (d,) semi-axes r_i > 0, same units as ε.
-        eps: precision ε > 0.
+        eps: precision ε > 0, a number or a (d,) array of ε_i > 0.
         m: prompt length in vectors, ≥ 1.
 
     Raises:
         ValueError: if ``semi_axes`` is empty, not 1-D, or has a non-finite or non-positive entry,
-            or on ε ≤ 0, m < 1.
+            on ε ≤ 0 (or an ε_i that is not finite and > 0, or ε_i of another length than the axes), m < 1.
     """
     axes = check_array("semi_axes", semi_axes, ndim=1, positive=True)
-    eps = check_positive_real("eps", eps)
+    if np.ndim(eps) == 0:
+        eps = check_positive_real("eps", eps)
+    else:
+        eps = check_array("eps", eps, ndim=1, positive=True)
+        if eps.shape != axes.shape:
+            raise ValueError(f"eps has {eps.shape[0]} per-coordinate values but there are {axes.shape[0]} semi-axes")
     m = check_int("m", m, minimum=1)
     ratio = 2.0 * axes / eps
     with np.errstate(over="ignore"):
-        logs = np.where(np.isfinite(ratio), np.log1p(ratio), np.log(2.0) + np.log(axes) - math.log(eps))
+        logs = np.where(np.isfinite(ratio), np.log1p(ratio), np.log(2.0) + np.log(axes) - np.log(eps))
     return float(m) * float(np.sum(logs))
 
 
@@ -297,3 +304,29 @@ def mean_field_log_accessible_fraction(d: int, r: float, eps: float, d_vocab: in
     if loglog >= math.log(n * log_v):
         return 0.0
     return min(0.0, math.exp(loglog) - n * log_v)
+
+
+def per_coordinate_eps(eps: float, coord_max_abs) -> np.ndarray:
+    """The "variable ε" of the paper's Table 1 as the book reads it: ε_i = ε·s_i/max_j s_j.
+
+    The paper's last Table 1 row (Section 5.2) refines the ellipsoid with a precision that varies by
+    coordinate but gives no formula; floating point's spacing grows with magnitude, so the book carries
+    the one ε (set at the largest coordinate, ε = r∞·2⁻¹¹) to each coordinate in proportion to its own
+    largest magnitude s_i = max |x_i| over the samples: ε_i = 2⁻¹¹·s_i under that convention. Every
+    ε_i ≤ ε, so an ellipsoid counted at these ε_i never holds fewer cells than at ε.
+
+    Args:
+        eps: ε at the largest coordinate (embedding units, > 0).
+        coord_max_abs: ``(d,)`` s_i = max |x_i| over the samples (embedding units, > 0; a coordinate that
+            is 0 in every sample has no grid to count and is refused).
+
+    Returns:
+        ``(d,)`` ε_i in embedding units.
+
+    Raises:
+        ValueError: ``eps`` not a finite number > 0; ``coord_max_abs`` empty, not 1-D, or with an entry
+            that is not finite and > 0.
+    """
+    eps = check_positive_real("eps", eps)
+    s = check_array("coord_max_abs", coord_max_abs, ndim=1, positive=True)
+    return eps * s / float(s.max())

@@ -80,6 +80,23 @@ def test_ellipsoid_reduces_to_ball_and_is_smaller():
     assert bounds.log_packing_ellipsoid([1.0, 2.0], 0.5, m=2) == pytest.approx(2 * (math.log(5) + math.log(9)))
 
 
+def test_ellipsoid_at_a_per_coordinate_eps():
+    # the "variable ε" row: ε_i = ε·s_i/max s (bounds.per_coordinate_eps), one ε_i a semi-axis
+    eps_i = bounds.per_coordinate_eps(0.5, [4.0, 1.0])
+    assert eps_i == pytest.approx([0.5, 0.125])
+    assert bounds.log_packing_ellipsoid([1.0, 2.0], eps_i) == pytest.approx(math.log(5) + math.log(33))
+    # a finer ε on some coordinate never counts fewer cells than the one ε
+    assert bounds.log_packing_ellipsoid([1.0, 2.0], eps_i) > bounds.log_packing_ellipsoid([1.0, 2.0], 0.5)
+    with pytest.raises(ValueError, match="2 per-coordinate values but there are 3 semi-axes"):
+        bounds.log_packing_ellipsoid([1.0, 2.0, 3.0], eps_i)
+    with pytest.raises(ValueError, match="eps must contain only numbers > 0"):
+        bounds.log_packing_ellipsoid([1.0, 2.0], [0.5, 0.0])
+    with pytest.raises(ValueError, match="coord_max_abs must contain only numbers > 0"):
+        bounds.per_coordinate_eps(0.5, [1.0, 0.0])
+    with pytest.raises(ValueError, match="eps"):
+        bounds.per_coordinate_eps(-1.0, [1.0])
+
+
 def test_cone_fraction_special_values():
     for d in (2, 3, 10, 768, 4096):
         assert bounds.cone_log_fraction(d, math.pi / 2) == pytest.approx(math.log(0.5), abs=1e-12)

@@ -40,7 +40,10 @@ def test_replication_rows_follow_the_authors_formulas(cloud):
     cap = _cap_fraction_mc(12, _replication_half_angle(h))
     implied = math.exp(col.rows["cone"].C * lnV - 12 * math.log(4097))  # the fraction the row used
     assert implied / cap.value == pytest.approx(4.0, rel=4 * cap.rel_se)
-    assert col.rows["ellipsoid + variable ε"].C is None  # no such row in the authors' code
+    # not in the authors' code: the book's reading on their ellipsoid, ε_i = 2⁻¹¹·max|h_i| (each ≤ ε)
+    eps_i = np.abs(h).max(axis=0) / 2048
+    assert col.rows["ellipsoid + variable ε"].C == pytest.approx(np.log1p(w / eps_i).sum() / lnV, rel=1e-12)
+    assert col.rows["ellipsoid + variable ε"].C >= col.rows["ellipsoid"].C
     assert col.cells.fill_share == 0.0 and col.cells.convolution_slope < 0
 
 

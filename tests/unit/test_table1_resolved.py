@@ -123,8 +123,12 @@ def test_rows_follow_the_papers_formulas():
     assert rows["ellipsoid"]["C"] == pytest.approx(ell / lnV)
     # D = Dirac(1/|V|): the cells row is the ellipsoid row (Cor 4.6's reduction)
     assert rows["ellipsoid + non-uniform cells"]["C"] == pytest.approx(ell / lnV)
-    # float16 values in [−1, 1]: 2·15361 − 1 = 30721 per coordinate (±0 once)
-    assert rows["ellipsoid + variable ε"]["log_packing"] == pytest.approx(3 * math.log(30721))
+    # every coordinate reaches the same magnitude (1): each ε_i is ε, so the variable-ε row is the ellipsoid's
+    assert rows["ellipsoid + variable ε"]["log_packing"] == pytest.approx(ell)
+    # magnitudes 1, 1/2, 1/4: ε_i = ε·(1, 1/2, 1/4), each finer than ε, so the row rises above the ellipsoid
+    var = T.rows_from_inputs({**inp, "lo": [-1.0, -0.5, 0.0], "hi": [0.5, 0.25, 0.25]})["ellipsoid + variable ε"]
+    assert var["log_packing"] == pytest.approx(math.log(401) + math.log(1 + 200 * 2) + math.log(1 + 100 * 4))
+    assert var["from"]["eps_i"]["smallest"] == pytest.approx(0.0025)
     sw = T.ratio_sweep(inp, [10, 12])
     assert sw["ellipsoid/ball"][0] == pytest.approx(
         sum(math.log1p(2 * a * 2**10 / 4.0) for a in (2.0, 1.0, 0.5)) / (3 * math.log1p(2**10))
