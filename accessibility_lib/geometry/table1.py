@@ -20,8 +20,8 @@ Two *methods* compute the rows from the same sampled last-layer embeddings h ``(
   rule-of-three margin 3/S) evenly — for a fixed total the least tightening choice — and the threshold of
   Section 5.3 (median log-volume below −ln P); and the "variable ε" row on the enclosing ellipsoid.
 
-The paper gives no formula for its "variable ε" row; the book reads it as ε carried to each coordinate in
-proportion to its largest magnitude, ε_i = 2⁻¹¹·max|x_i| (:func:`~accessibility_lib.theory.bounds.per_coordinate_eps`).
+The paper gives no formula for its "variable ε" row; the book reads it as the code's rule ε = r∞·2⁻¹¹ applied a
+coordinate at a time, ε_i = 2⁻¹¹·(|c_i| + a_i) (:func:`~accessibility_lib.theory.bounds.per_coordinate_eps`).
 
 A difference to the paper can then be split into "different model or checkpoint" (ours vs the paper
 under ``voronoi_box``) and "different method" (``voronoi_box`` vs ``argmax_region`` on one model).
@@ -220,11 +220,11 @@ def add_effective_eps_rows(col: Column, h, eps_eff: float, ci: tuple[float, floa
     )
 
 
-def _variable_eps_row(semi_axes: np.ndarray, eps: float, x: torch.Tensor, what: str, lnV: float) -> Row:
-    """The "variable ε" row: the ellipsoid counted at ε_i = ε·max|x_i|/r∞ (module docstring)."""
-    eps_i = bounds.per_coordinate_eps(eps, x.abs().max(dim=0).values.numpy())
+def _variable_eps_row(center, semi_axes: np.ndarray, unit: float, what: str, lnV: float) -> Row:
+    """The "variable ε" row: the ellipsoid counted at ε_i = u·(|c_i| + a_i) (module docstring)."""
+    eps_i = bounds.per_coordinate_eps(center, semi_axes, unit)
     lp = bounds.log_packing_ellipsoid(semi_axes, eps_i, 1)
-    note = f"{what}; ε_i = 2⁻¹¹·max|x_i| from {eps_i.min():.3g} to {eps_i.max():.3g}, median {np.median(eps_i):.3g}"
+    note = f"Σ ln(1 + 2a_i/ε_i)/ln|V| on {what}; ε_i = 2⁻¹¹·(|c_i| + a_i) from {eps_i.min():.3g} to {eps_i.max():.3g}"
     return Row(lp / lnV, lp, float(np.max(semi_axes)), None, note)
 
 
@@ -285,13 +285,8 @@ def replication_column(
         f"Σ ln(1 + w_i/ε) / |slope of median S_k on k|, the slope's magnitude {abs(slope):.2f} nats per token",
         caveat,
     )
-    rows["ellipsoid + variable ε"] = _variable_eps_row(
-        w / 2,
-        eps,
-        x,
-        "Σ ln(1 + w_i/ε_i)/ln|V| on the box-inscribed ellipsoid (not in the authors' code: the book's reading)",
-        lnV,
-    )
+    box_note = "the box-inscribed ellipsoid (not in the authors' code: the book's reading)"
+    rows["ellipsoid + variable ε"] = _variable_eps_row(((lo + hi) / 2).numpy(), w / 2, eps / rad["linf"], box_note, lnV)
     se = float(np.std(lp, ddof=1) / math.sqrt(lp.size)) if lp.size > 1 else float("nan")
     cells = CellsSummary(n_samples, int(hit.size), float(counts.max() / n_samples), float(lp.mean()), se, 0.0, slope)
     return Column(
@@ -377,9 +372,8 @@ def corrected_column(
         "threshold where the median log-volume of n tokens falls below −ln P",
         caveat,
     )
-    rows["ellipsoid + variable ε"] = _variable_eps_row(
-        a, eps, x, "Σ ln(1 + 2a_i/ε_i)/ln|V| on the enclosing ellipsoid (the book's reading)", lnV
-    )
+    ell_note = "the enclosing ellipsoid (the book's reading)"
+    rows["ellipsoid + variable ε"] = _variable_eps_row(ell.center.numpy(), a, eps / rad["linf"], ell_note, lnV)
     cells = CellsSummary(
         n_samples, int((counts > 0).sum()), float(counts.max() / n_samples), float(lp.mean()), se, fill_share
     )

@@ -16,8 +16,8 @@ Rows (Section 5.2–5.3 of the paper; ln P in nats, C = slope in tokens per prom
 - ellipsoid: ln P = Σ_i ln(1 + 2a_i/ε) over the semi-axes a_i of the enclosing axis-aligned ellipsoid.
 - ellipsoid + non-uniform cells: C = n* where the median of S_n (D resolved, empty cells as p = 0)
   falls below −ln P_ellipsoid.
-- ellipsoid + variable ε: ln P = Σ_i ln(1 + 2a_i/ε_i), ε_i = ε·max(|lo_i|, |hi_i|)/r∞ (the book's reading,
-  :func:`accessibility_lib.theory.bounds.per_coordinate_eps`; at the stored ε, ε_i = 2⁻¹¹·max|x_i|).
+- ellipsoid + variable ε: ln P = Σ_i ln(1 + 2a_i/ε_i), ε_i = (ε/r∞)·(|c_i| + a_i) (the book's reading,
+  :func:`accessibility_lib.theory.bounds.per_coordinate_eps`; at the stored ε, ε_i = 2⁻¹¹·(|c_i| + a_i)).
 
 :func:`ratio_sweep`: the slope-free ratios (cone/ball, ellipsoid/ball, cells/ellipsoid) at other ε, region and D fixed.
 """
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 ROW_NAMES = ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ellipsoid + variable ε")
-REQUIRED = ("d", "d_vocab", "r_l2", "r_inf", "eps", "cone_half_angle", "semi_axes", "lo", "hi", "cells")
+REQUIRED = ("d", "d_vocab", "r_l2", "r_inf", "eps", "cone_half_angle", "semi_axes", "center", "lo", "hi", "cells")
 
 
 def paper_implied_log2(slope_source: str = "figures") -> dict:
@@ -92,7 +92,7 @@ def _check(inp: dict) -> None:
     if missing:
         raise ValueError(f"inputs lack {missing}; a Table 1 inputs record needs {list(REQUIRED)}")
     d = int(inp["d"])
-    for k in ("semi_axes", "lo", "hi"):
+    for k in ("semi_axes", "center", "lo", "hi"):
         if len(inp[k]) != d:
             raise ValueError(f"inputs[{k!r}] must have d = {d} entries, got {len(inp[k])}")
 
@@ -127,8 +127,7 @@ def rows_from_inputs(inp: dict, eps: float | None = None) -> dict:
     cells = ResolvedCells.from_dict(inp["cells"])
     summ = cells.summary(-math.log(inp["uniform_points"]) if inp.get("uniform_points") else None)
     n_star = crossing_length_with_empty(cells.log_p[cells.resolved], cells.q_empty, lp_ell)
-    lo, hi = np.asarray(inp["lo"], dtype=np.float64), np.asarray(inp["hi"], dtype=np.float64)
-    eps_i = bounds.per_coordinate_eps(e, np.maximum(np.abs(lo), np.abs(hi)))
+    eps_i = bounds.per_coordinate_eps(inp["center"], a, e / float(inp["r_inf"]))
     lp_var = bounds.log_packing_ellipsoid(a, eps_i, 1)
     axes = {**_spread(a), "d": d}
     return {

@@ -306,27 +306,31 @@ def mean_field_log_accessible_fraction(d: int, r: float, eps: float, d_vocab: in
     return min(0.0, math.exp(loglog) - n * log_v)
 
 
-def per_coordinate_eps(eps: float, coord_max_abs) -> np.ndarray:
-    """The "variable ε" of the paper's Table 1 as the book reads it: ε_i = ε·s_i/max_j s_j.
+def per_coordinate_eps(center, semi_axes, unit_roundoff: float = 2.0**-11) -> np.ndarray:
+    """The "variable ε" of the paper's Table 1 as the book reads it: ε_i = u·(|c_i| + a_i).
 
     The paper's last Table 1 row (Section 5.2) refines the ellipsoid with a precision that varies by
-    coordinate but gives no formula; floating point's spacing grows with magnitude, so the book carries
-    the one ε (set at the largest coordinate, ε = r∞·2⁻¹¹) to each coordinate in proportion to its own
-    largest magnitude s_i = max |x_i| over the samples: ε_i = 2⁻¹¹·s_i under that convention. Every
-    ε_i ≤ ε, so an ellipsoid counted at these ε_i never holds fewer cells than at ε.
+    coordinate but gives no formula. Floating point's spacing grows with magnitude, and the code's one
+    ε = r∞·u (u = 2⁻¹¹) is that spacing at the largest magnitude any coordinate reaches; the book applies
+    the same rule a coordinate at a time, at the largest magnitude coordinate i reaches in the ellipsoid
+    with centre c and semi-axes a, |c_i| + a_i. Since a_i ≤ |c_i| + a_i, 2a_i/ε_i ≤ 2/u, so the row's
+    ln P = Σ_i ln(1 + 2a_i/ε_i) never exceeds d·ln(1 + 2/u): at u = 2⁻¹¹ the ball at 2r/ε = 4096.
 
     Args:
-        eps: ε at the largest coordinate (embedding units, > 0).
-        coord_max_abs: ``(d,)`` s_i = max |x_i| over the samples (embedding units, > 0; a coordinate that
-            is 0 in every sample has no grid to count and is refused).
+        center: ``(d,)`` the ellipsoid's centre c (embedding units).
+        semi_axes: ``(d,)`` its semi-axes a_i > 0 (embedding units).
+        unit_roundoff: u > 0, ε's share of the magnitude it is set at (ε/r∞; 2⁻¹¹ for float16).
 
     Returns:
         ``(d,)`` ε_i in embedding units.
 
     Raises:
-        ValueError: ``eps`` not a finite number > 0; ``coord_max_abs`` empty, not 1-D, or with an entry
-            that is not finite and > 0.
+        ValueError: ``center`` or ``semi_axes`` empty, not 1-D, of different lengths or not finite; a
+            semi-axis ≤ 0; u not a finite number > 0.
     """
-    eps = check_positive_real("eps", eps)
-    s = check_array("coord_max_abs", coord_max_abs, ndim=1, positive=True)
-    return eps * s / float(s.max())
+    a = check_array("semi_axes", semi_axes, ndim=1, positive=True)
+    c = check_array("center", center, ndim=1)
+    if c.shape != a.shape:
+        raise ValueError(f"center has {c.shape[0]} coordinates but there are {a.shape[0]} semi-axes")
+    u = check_positive_real("unit_roundoff", unit_roundoff)
+    return u * (np.abs(c) + a)

@@ -81,20 +81,30 @@ def test_ellipsoid_reduces_to_ball_and_is_smaller():
 
 
 def test_ellipsoid_at_a_per_coordinate_eps():
-    # the "variable ε" row: ε_i = ε·s_i/max s (bounds.per_coordinate_eps), one ε_i a semi-axis
-    eps_i = bounds.per_coordinate_eps(0.5, [4.0, 1.0])
-    assert eps_i == pytest.approx([0.5, 0.125])
-    assert bounds.log_packing_ellipsoid([1.0, 2.0], eps_i) == pytest.approx(math.log(5) + math.log(33))
-    # a finer ε on some coordinate never counts fewer cells than the one ε
-    assert bounds.log_packing_ellipsoid([1.0, 2.0], eps_i) > bounds.log_packing_ellipsoid([1.0, 2.0], 0.5)
-    with pytest.raises(ValueError, match="2 per-coordinate values but there are 3 semi-axes"):
+    # the "variable ε" row: ε_i = u·(|c_i| + a_i), the largest magnitude coordinate i reaches in the ellipsoid
+    eps_i = bounds.per_coordinate_eps([0.0, -1.0], [1.0, 2.0], 0.25)
+    assert eps_i == pytest.approx([0.25, 0.75])
+    assert bounds.log_packing_ellipsoid([1.0, 2.0], eps_i) == pytest.approx(math.log(9) + math.log(1 + 4 / 0.75))
+    # 2a_i/ε_i ≤ 2/u on every coordinate, so the row never exceeds the ball at 2r/ε = 2/u, whatever the ellipsoid
+    g = np.random.default_rng(0)
+    for _ in range(50):
+        c, a = g.normal(scale=10, size=64), g.lognormal(size=64)
+        lp = bounds.log_packing_ellipsoid(a, bounds.per_coordinate_eps(c, a, 2.0**-11))
+        assert lp <= 64 * math.log1p(4096) * (1 + 1e-12)
+    # a centred ellipsoid reaches the bound exactly
+    assert bounds.log_packing_ellipsoid(a, bounds.per_coordinate_eps(0 * a, a, 2.0**-11)) == pytest.approx(
+        64 * math.log1p(4096)
+    )
+    with pytest.raises(ValueError, match="2 coordinates but there are 3 semi-axes"):
+        bounds.per_coordinate_eps([0.0, 1.0], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="eps has 2 per-coordinate values but there are 3 semi-axes"):
         bounds.log_packing_ellipsoid([1.0, 2.0, 3.0], eps_i)
     with pytest.raises(ValueError, match="eps must contain only numbers > 0"):
         bounds.log_packing_ellipsoid([1.0, 2.0], [0.5, 0.0])
-    with pytest.raises(ValueError, match="coord_max_abs must contain only numbers > 0"):
-        bounds.per_coordinate_eps(0.5, [1.0, 0.0])
-    with pytest.raises(ValueError, match="eps"):
-        bounds.per_coordinate_eps(-1.0, [1.0])
+    with pytest.raises(ValueError, match="semi_axes must contain only numbers > 0"):
+        bounds.per_coordinate_eps([0.0, 0.0], [1.0, 0.0])
+    with pytest.raises(ValueError, match="unit_roundoff"):
+        bounds.per_coordinate_eps([0.0], [1.0], 0.0)
 
 
 def test_cone_fraction_special_values():

@@ -40,10 +40,11 @@ def test_replication_rows_follow_the_authors_formulas(cloud):
     cap = _cap_fraction_mc(12, _replication_half_angle(h))
     implied = math.exp(col.rows["cone"].C * lnV - 12 * math.log(4097))  # the fraction the row used
     assert implied / cap.value == pytest.approx(4.0, rel=4 * cap.rel_se)
-    # not in the authors' code: the book's reading on their ellipsoid, ε_i = 2⁻¹¹·max|h_i| (each ≤ ε)
+    # not in the authors' code: the book's reading on their ellipsoid, ε_i = 2⁻¹¹·(|c_i| + a_i) = 2⁻¹¹·max|h_i| on
+    # the box-inscribed ellipsoid (each ≤ ε), so the row lies between the ellipsoid's and the ball's at 2r/ε = 4096
     eps_i = np.abs(h).max(axis=0) / 2048
     assert col.rows["ellipsoid + variable ε"].C == pytest.approx(np.log1p(w / eps_i).sum() / lnV, rel=1e-12)
-    assert col.rows["ellipsoid + variable ε"].C >= col.rows["ellipsoid"].C
+    assert col.rows["ellipsoid"].C <= col.rows["ellipsoid + variable ε"].C <= col.rows["ball"].C * (1 + 1e-12)
     assert col.cells.fill_share == 0.0 and col.cells.convolution_slope < 0
 
 
@@ -103,6 +104,8 @@ def test_corrected_rows_contain_the_samples(cloud):
     assert col.rows["ball"].C == pytest.approx(12 * math.log1p(2 * r_l2 / eps) / math.log(40), rel=1e-12)
     assert col.rows["ball"].C > table1.replication_column("toy", h, W, n_samples=200).rows["ball"].C
     assert 0 <= col.cells.fill_share <= 1 and col.cells.tokens_hit >= 1
+    # variable ε at the enclosing ellipsoid's extent: 2a_i/ε_i ≤ 4096, so at most the ball at r∞ (this ball's r ≥ r∞)
+    assert col.rows["ellipsoid + variable ε"].C <= 12 * math.log1p(4096) / math.log(40) * (1 + 1e-12)
     back = table1.Column.from_dict(col.to_dict())
     assert back.rows["cone"].C == col.rows["cone"].C and back.cells == col.cells
 

@@ -106,6 +106,7 @@ def _toy_inputs(V=10, d=3, lp=None):
         "eps": 0.01,
         "cone_half_angle": math.pi / 3,
         "semi_axes": [2.0, 1.0, 0.5],
+        "center": [0.0] * d,
         "lo": [-1.0] * d,
         "hi": [1.0] * d,
         "cells": cells,
@@ -123,12 +124,14 @@ def test_rows_follow_the_papers_formulas():
     assert rows["ellipsoid"]["C"] == pytest.approx(ell / lnV)
     # D = Dirac(1/|V|): the cells row is the ellipsoid row (Cor 4.6's reduction)
     assert rows["ellipsoid + non-uniform cells"]["C"] == pytest.approx(ell / lnV)
-    # every coordinate reaches the same magnitude (1): each ε_i is ε, so the variable-ε row is the ellipsoid's
-    assert rows["ellipsoid + variable ε"]["log_packing"] == pytest.approx(ell)
-    # magnitudes 1, 1/2, 1/4: ε_i = ε·(1, 1/2, 1/4), each finer than ε, so the row rises above the ellipsoid
-    var = T.rows_from_inputs({**inp, "lo": [-1.0, -0.5, 0.0], "hi": [0.5, 0.25, 0.25]})["ellipsoid + variable ε"]
-    assert var["log_packing"] == pytest.approx(math.log(401) + math.log(1 + 200 * 2) + math.log(1 + 100 * 4))
-    assert var["from"]["eps_i"]["smallest"] == pytest.approx(0.0025)
+    # a centred ellipsoid: ε_i = u·a_i with u = ε/r∞, so every term is ln(1 + 2/u), the ball's at 2r/ε = 2/u
+    u = 0.01 / 1.5
+    assert rows["ellipsoid + variable ε"]["log_packing"] == pytest.approx(3 * math.log1p(2 / u))
+    # off centre, each ε_i grows with |c_i|: ε_i = u·(|c_i| + a_i)
+    var = T.rows_from_inputs({**inp, "center": [0.5, -0.5, 0.0]})["ellipsoid + variable ε"]
+    want = sum(math.log1p(2 * a / (u * (abs(c) + a))) for c, a in ((0.5, 2.0), (-0.5, 1.0), (0.0, 0.5)))
+    assert var["log_packing"] == pytest.approx(want)
+    assert var["from"]["eps_i"]["smallest"] == pytest.approx(0.5 * u)
     sw = T.ratio_sweep(inp, [10, 12])
     assert sw["ellipsoid/ball"][0] == pytest.approx(
         sum(math.log1p(2 * a * 2**10 / 4.0) for a in (2.0, 1.0, 0.5)) / (3 * math.log1p(2**10))
