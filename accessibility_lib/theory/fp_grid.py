@@ -276,31 +276,3 @@ def box_count(radii, dtype: object, d_vocab: int) -> BoxCount:
     per = log_count / radii.size
     return BoxCount(get_format(dtype).name, int(radii.size), d_vocab, log_count,
                     log_count / math.log(d_vocab), per, math.expm1(per))  # fmt: skip
-
-
-def float16_grid_count(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Per coordinate, the number of float16 values v with lo_i ≤ v ≤ hi_i (exact, subnormals included).
-
-    float16 bit patterns ordered as signed magnitudes: for v ≥ 0 the pattern grows with v, so the count
-    of values in [a, b] is a difference of patterns; ranges that straddle 0 add both sides (±0 once).
-    """
-    big = 65504.0  # the largest finite float16: a range beyond it holds no further float16 value
-    lo = np.clip(np.asarray(lo, dtype=np.float64), -big, big)
-    hi = np.clip(np.asarray(hi, dtype=np.float64), -big, big)
-
-    def ordinal(v: np.ndarray) -> np.ndarray:  # monotone integer position of the float16 nearest below/at v
-        f = v.astype(np.float16)
-        f = np.where(f.astype(np.float64) > v, np.nextafter(f, np.float16(-np.inf)), f)  # round toward −inf
-        bits = f.view(np.uint16).astype(np.int64)
-        mag = bits & 0x7FFF
-        return np.where(bits & 0x8000, -mag, mag)
-
-    def ordinal_up(v: np.ndarray) -> np.ndarray:  # the float16 nearest above/at v
-        f = v.astype(np.float16)
-        f = np.where(f.astype(np.float64) < v, np.nextafter(f, np.float16(np.inf)), f)
-        bits = f.view(np.uint16).astype(np.int64)
-        mag = bits & 0x7FFF
-        return np.where(bits & 0x8000, -mag, mag)
-
-    with np.errstate(over="ignore"):  # np.where evaluates nextafter past ±65504 too; those branches are unused
-        return np.maximum(ordinal(hi) - ordinal_up(lo) + 1, 1)

@@ -14,7 +14,6 @@ from scipy import special
 
 from accessibility_lib.geometry import table1
 from accessibility_lib.geometry.regions import enclosing_ellipsoid
-from accessibility_lib.theory import fp_grid
 
 
 @pytest.fixture(scope="module")
@@ -135,19 +134,6 @@ def test_enclosing_ellipsoid_at_a_given_eps_never_counts_more_cells_than_the_bal
     assert by_volume > ball  # the volume criterion alone is not enough at this ε (why eps is passed)
     with pytest.raises(ValueError, match="eps must be"):
         enclosing_ellipsoid(x, 0.0)
-
-
-def test_float16_grid_count_matches_enumeration():
-    every = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float64)
-    every = np.unique(every[np.isfinite(every)])  # all finite float16 values, ±0 once
-    g = np.random.default_rng(1)
-    lo = g.uniform(-70000, 100, 200) * g.choice([1e-6, 1e-2, 1, 1], 200)
-    hi = lo + g.uniform(0, 200, 200) * g.choice([1e-6, 1e-2, 1, 300], 200)
-    hi = np.minimum(hi, 65504.0)
-    got = fp_grid.float16_grid_count(lo, hi)
-    want = np.array([np.sum((every >= a) & (every <= b)) for a, b in zip(lo, hi)])
-    assert np.array_equal(got, np.maximum(want, 1))
-    assert fp_grid.float16_grid_count(np.array([-1.0]), np.array([1.0]))[0] == 2 * 15360 + 1  # ±[2^-24, 1] and 0
 
 
 def test_every_row_recomputes_from_its_printed_r_eps_and_axes_on_nano():
