@@ -89,32 +89,40 @@ def _fit(x, eps_factor: float) -> dict:
     }
 
 
-def _recompute_rows(args, argv) -> int:
-    """Every row and the sweep of a stored artifact recomputed from its ``inputs`` (after a row's formula changed)."""
-    import json as _json
+#: log2(2r/ε) of the stored ε sweep: 2^10 … 2^20 in half steps
+SWEEP_LOG2 = [10.0 + 0.5 * k for k in range(21)]
 
-    import numpy as np
 
-    from accessibility_lib.geometry import table1_resolved as T
-    from accessibility_lib.ground import provenance
+def _stored(args) -> tuple[Path, dict]:
+    """The stored artifact of ``args.model`` (path, JSON), for the options that rewrite it without a model."""
     from accessibility_lib.ground.paths import BOOK_DATA
 
     out = Path(args.out_dir or BOOK_DATA / "support" / "resolved") / f"{args.model}.json"
-    data = _json.loads(out.read_text())
+    return out, json.loads(out.read_text())
+
+
+def _refresh(data: dict, argv) -> dict:
+    """Recompute the rows and sweep from ``data["inputs"]``; return the provenance stamp of this command."""
+    from accessibility_lib.geometry import table1_resolved as T
+    from accessibility_lib.ground import provenance
+
+    data["rows"] = T.rows_from_inputs(data["inputs"])
+    data["sweep"] = T.ratio_sweep(data["inputs"], SWEEP_LOG2)
+    argv_ = argv if argv is not None else sys.argv[1:]
+    return {
+        "command": provenance.command_line(".venv/bin/python", "scripts/table1_resolved.py", argv=argv_),
+        "commit": provenance.git_commit(),
+        "date": provenance.now_utc(),
+    }
+
+
+def _recompute_rows(args, argv) -> int:
+    """Every row and the sweep of a stored artifact recomputed from its ``inputs`` (after a row's formula changed)."""
+    out, data = _stored(args)
     if "inputs" not in data:
         raise SystemExit(f"{out} holds the convergence fits only: it has no rows to recompute")
     before = {k: v["C"] for k, v in data["rows"].items()}
-    data["rows"] = T.rows_from_inputs(data["inputs"])
-    data["sweep"] = T.ratio_sweep(data["inputs"], np.arange(10.0, 20.01, 0.5))
-    argv_ = argv if argv is not None else sys.argv[1:]
-    data["provenance"].setdefault("rows_recomputed", []).append(
-        {
-            "command": provenance.command_line(".venv/bin/python", "scripts/table1_resolved.py", argv=argv_),
-            "commit": provenance.git_commit(),
-            "date": provenance.now_utc(),
-            "note": args.note,
-        }
-    )
+    data["provenance"].setdefault("rows_recomputed", []).append({**_refresh(data, argv), "note": args.note})
     _write(out, data)
     for k, v in data["rows"].items():
         print(f"{k}: C {before.get(k, float('nan')):.2f} -> {v['C']:.2f}")
@@ -123,16 +131,7 @@ def _recompute_rows(args, argv) -> int:
 
 def _debias_existing(args, argv) -> int:
     """The Jensen correction for an artifact whose runs predate it (one run a token: se² = L/N exactly)."""
-    import json as _json
-
-    import numpy as np
-
-    from accessibility_lib.geometry import table1_resolved as T
-    from accessibility_lib.ground import provenance
-    from accessibility_lib.ground.paths import BOOK_DATA
-
-    out = Path(args.out_dir or BOOK_DATA / "support" / "resolved") / f"{args.model}.json"
-    data = _json.loads(out.read_text())
+    out, data = _stored(args)
     cells = data["inputs"]["cells"]
     st = cells["settings"]
     if st.get("jensen_corrected"):
@@ -143,15 +142,7 @@ def _debias_existing(args, argv) -> int:
         if status == "resolved":
             cells["log_p"][i] = lp + se * se / 2
     st["jensen_corrected"] = "post hoc by scripts/table1_resolved.py --debias-existing: + se²/2 = L/(2N)"
-    data["rows"] = T.rows_from_inputs(data["inputs"])
-    data["sweep"] = T.ratio_sweep(data["inputs"], np.arange(10.0, 20.01, 0.5))
-    argv_ = argv if argv is not None else sys.argv[1:]
-    data["provenance"]["debiased"] = {
-        "command": provenance.command_line(".venv/bin/python", "scripts/table1_resolved.py", argv=argv_),
-        "commit": provenance.git_commit(),
-        "date": provenance.now_utc(),
-        "note": args.note,
-    }
+    data["provenance"]["debiased"] = {**_refresh(data, argv), "note": args.note}
     _write(out, data)
     print(f"corrected {out}")
     return 0
@@ -315,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         if int(cells.resolved.sum()) >= 2:  # D needs two resolved tokens for its SE
             data["inputs"] = inputs_of(cells)
             data["rows"] = T.rows_from_inputs(data["inputs"])
-            data["sweep"] = T.ratio_sweep(data["inputs"], np.arange(10.0, 20.01, 0.5))
+            data["sweep"] = T.ratio_sweep(data["inputs"], SWEEP_LOG2)
         _write(out, data)
         print(f"wrote {out}: partial, {n_done} of {planned.size} tokens", flush=True)
 
@@ -334,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     data.update(state="complete", tokens_done=int(resolved.tokens.size))
     data["inputs"] = inputs
     data["rows"] = T.rows_from_inputs(inputs)
-    data["sweep"] = T.ratio_sweep(inputs, np.arange(10.0, 20.01, 0.5))
+    data["sweep"] = T.ratio_sweep(inputs, SWEEP_LOG2)
     if args.replicate_tokens > 0:
         # the same tokens, an independent splitting stream: (ln p̂ − ln p̂') / √(se² + se'²) has sd 1 if the SE is honest
         t2 = time.time()
