@@ -1,7 +1,8 @@
 """The chapter registry: the book's one list of chapters, read from the table of contents and the chapters.
 
 A chapter is a MyST notebook ``book/NN_name.md`` (paired with ``book/NN_name.ipynb``) listed in
-``_toc.yml``; its *name* — the key of its presets in :data:`accessibility_lib.runs.presets.PRESETS` — is
+``_toc.yml``; a chapter's *lab notes* (``book/lab_name.md``, in the TOC's "Lab notes" part) keep the record of
+how its numbers were measured, take the same parameters and presets, and are listed by :func:`lab_notes`; its *name* — the key of its presets in :data:`accessibility_lib.runs.presets.PRESETS` — is
 the one its parameter check names (``params = presets.from_namespace("name", globals())``). Nothing
 else lists chapters: ``scripts/rerun.py``, ``scripts/build_from_runs.py``, the presets table and the
 tests all ask :func:`chapters`, so a chapter added to the TOC is seen everywhere.
@@ -11,6 +12,8 @@ Example:
     ['01_theory', '02_argmax_cells']
     >>> chapter("03_cramming").name
     'cramming'
+    >>> [c.stem for c in lab_notes()][0]
+    'lab_cramming'
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from accessibility_lib.ground.paths import REPO_ROOT
 
-__all__ = ["Chapter", "chapters", "chapter", "MODEL_KEYS"]
+__all__ = ["Chapter", "chapters", "chapter", "lab_notes", "pages", "MODEL_KEYS"]
 
 #: parameters that name the models a chapter loads
 MODEL_KEYS = ("model_name", "models", "bases", "real_models")
@@ -37,12 +40,14 @@ class Chapter:
         name: its presets' key, e.g. ``"cramming"``.
         title: the first ``#`` heading of the chapter.
         root: the folder holding ``_toc.yml`` and ``book/``.
+        kind: ``"chapter"`` (``book/NN_name``) or ``"lab"`` (a chapter's lab notes, ``book/lab_name``).
     """
 
     stem: str
     name: str
     title: str
     root: Path
+    kind: str = "chapter"
 
     @property
     def markdown(self) -> Path:
@@ -79,8 +84,23 @@ def _toc_stems(root: Path) -> list[str]:
     return stems
 
 
+def _executable(root: Path, pattern: str, kind: str) -> list[Chapter]:
+    out = []
+    for stem in _toc_stems(root):
+        md = root / "book" / f"{stem}.md"
+        if not re.match(pattern, stem) or not md.exists() or not (root / "book" / f"{stem}.ipynb").exists():
+            continue
+        text = md.read_text()
+        found = _NAME.search(text)
+        if found is None:
+            raise ValueError(f"{md} is in the TOC but calls no presets.from_namespace('<chapter>', globals())")
+        title = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), stem)
+        out.append(Chapter(stem, found.group(1), title, root, kind))
+    return out
+
+
 def chapters(root: str | Path | None = None) -> list[Chapter]:
-    """Every chapter in ``_toc.yml`` (executable notebooks only), in TOC order.
+    """Every chapter in ``_toc.yml`` (executable notebooks ``book/NN_name`` only), in TOC order.
 
     Args:
         root: the folder holding ``_toc.yml`` and ``book/`` (default: this checkout).
@@ -88,19 +108,23 @@ def chapters(root: str | Path | None = None) -> list[Chapter]:
     Raises:
         ValueError: a listed chapter whose file names no ``presets.from_namespace`` chapter.
     """
-    root = Path(root) if root is not None else REPO_ROOT
-    out = []
-    for stem in _toc_stems(root):
-        md = root / "book" / f"{stem}.md"
-        if not re.match(r"\d\d_", stem) or not md.exists() or not (root / "book" / f"{stem}.ipynb").exists():
-            continue
-        text = md.read_text()
-        found = _NAME.search(text)
-        if found is None:
-            raise ValueError(f"{md} is in the TOC but calls no presets.from_namespace('<chapter>', globals())")
-        title = next((ln[2:].strip() for ln in text.splitlines() if ln.startswith("# ")), stem)
-        out.append(Chapter(stem, found.group(1), title, root))
-    return out
+    return _executable(Path(root) if root is not None else REPO_ROOT, r"\d\d_", "chapter")
+
+
+def lab_notes(root: str | Path | None = None) -> list[Chapter]:
+    """Every lab-notes page in ``_toc.yml`` (``book/lab_name``, executable), in TOC order.
+
+    A lab-notes page takes its chapter's parameters and presets (its ``name`` is the chapter's).
+
+    Raises:
+        ValueError: a listed page whose file names no ``presets.from_namespace`` chapter.
+    """
+    return _executable(Path(root) if root is not None else REPO_ROOT, r"lab_", "lab")
+
+
+def pages(root: str | Path | None = None) -> list[Chapter]:
+    """Every executable page: the chapters, then the lab notes (each list in TOC order)."""
+    return chapters(root) + lab_notes(root)
 
 
 def chapter(stem_or_name: str, root: str | Path | None = None) -> Chapter:

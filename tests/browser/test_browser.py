@@ -59,8 +59,10 @@ CHROMIUM_ARGS = [
 ]
 #: every chapter of the book, as the registry lists them (the site below is the real book, smoke parameters)
 CHAPTERS = [c.stem for c in registry.chapters()]
+#: every executable page (the chapters and their lab notes): staged with the smoke preset
+EXECUTED = [c.stem for c in registry.pages()]
 #: every other page of the real TOC
-BOOK_FILES = [p.name for p in (ROOT / "book").glob("*.md") if not p.name[:2].isdigit()] + ["references.bib"]
+BOOK_FILES = [p.name for p in (ROOT / "book").glob("*.md") if p.stem not in EXECUTED] + ["references.bib"]
 SHOTS = os.environ.get("ACCESSIBILITY_SHOTS")
 BAD_TEXT = ("∞", "NaN", "Infinity", "undefined", "null")
 
@@ -82,12 +84,12 @@ def site(tmp_path_factory) -> Path:
     if not _vendor_ready():
         pytest.fail("book/_vendor is missing: run `bash scripts/setup.sh` (npm ci + scripts/vendor_assets.py)")
     work = tmp_path_factory.mktemp("book")
-    files = {f"{stem}.md": _smoke((ROOT / "book" / f"{stem}.md").read_text()) for stem in CHAPTERS}
+    files = {f"{stem}.md": _smoke((ROOT / "book" / f"{stem}.md").read_text()) for stem in EXECUTED}
     stage_book(work, (ROOT / "_toc.yml").read_text(), files=files, copy=tuple(BOOK_FILES))
     proc = build_book(work, timeout=2400, env={"ACCESSIBILITY_RESULTS": str(work / "results")})
     assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}"
     html = work / "_build" / "html"
-    for stem in CHAPTERS:
+    for stem in EXECUTED:
         assert (html / "book" / f"{stem}.html").is_file()
     return html
 
@@ -746,3 +748,15 @@ def test_live_in_jupyterlab(tmp_path: Path, browser) -> None:
         lab.terminate()
         lab.wait(15)
     assert external == [], f"JupyterLab page requested {external[:5]}"
+
+
+def test_pages_keep_the_readers_budgets(site: Path) -> None:
+    """Every chapter and lab-notes page of the built site keeps its reading budgets (book/_ext/reading_stats.py):
+    chapters 1, 2 and 4 at most 4,500 words, the others 6,000; a median prose sentence of at most 24 words and at
+    most 12 % over 40 in every chapter and lab-notes page; at least 3 exercises a chapter."""
+    import reading_stats
+
+    stats = {s.page: s for s in reading_stats.site_stats(site)}
+    assert set(EXECUTED) <= set(stats), sorted(set(EXECUTED) - set(stats))
+    problems = {page: reading_stats.budget_problems(s) for page, s in stats.items()}
+    assert {page: why for page, why in problems.items() if why} == {}
