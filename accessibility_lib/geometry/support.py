@@ -6,7 +6,7 @@ One call per model, :func:`analyse_model`, runs the paper's Section 5.2–5.3 me
 2. fit the support statistics (:mod:`accessibility_lib.geometry.support_shape`), once on all samples and once per
    longest length ℓ (the paper's Fig 9);
 3. compute the Table 1 column of the model twice (:mod:`accessibility_lib.geometry.table1`): as the authors'
-   code does (``replication``) and with its faults fixed (``corrected``); each row carries its r, ε and
+   code does (``voronoi_box``) and with its faults fixed (``argmax_region``); each row carries its r, ε and
    2r/ε. The columns are cached in the result store.
 
 A model that is not available offline can still be shown from a stored *support artifact*
@@ -252,9 +252,9 @@ def analyse_model(
             columns[method] = table1.Column.from_dict(got)
             continue
         if method == "voronoi_box":
-            col = table1.replication_column(name, all_h, handle.W_U.detach(), vocab, n_samples=cell_samples, seed=seed)
+            col = table1.voronoi_box_column(name, all_h, handle.W_U.detach(), vocab, n_samples=cell_samples, seed=seed)
         else:
-            col = table1.corrected_column(
+            col = table1.argmax_region_column(
                 name, all_h, handle.W_U.detach(), handle.b_U.detach(), vocab, n_samples=cell_samples, seed=seed
             )
         if store is not None:
@@ -356,7 +356,7 @@ def load_artifact(name: str, folder=None) -> ModelSupport:
             f"    .venv/bin/python scripts/support_artifact.py --model {name}"
         )
     data = json.loads(path.read_text())
-    cols = {table1.LEGACY_METHODS.get(m, m): table1.Column.from_dict(c) for m, c in data["columns"].items()}
+    cols = {table1.method_key(m): table1.Column.from_dict(c) for m, c in data["columns"].items()}
     return ModelSupport(
         data["model"],
         int(data["d"]),

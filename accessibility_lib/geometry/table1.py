@@ -4,7 +4,7 @@ Table 1 divides theoretical slopes (tokens per prompt vector) by the measured cr
 ball (Cor 4.6), cone, ellipsoid, ellipsoid + non-uniform cells, ellipsoid + variable ε (Section 5.2–5.3).
 Two *methods* compute the rows from the same sampled last-layer embeddings h ``(N, d)``:
 
-- ``"voronoi_box"`` — exactly what the authors' code computes (their bound notebook and cell scripts,
+- ``"voronoi_box"`` (:func:`voronoi_box_column`) — exactly what the authors' code computes (their bound notebook and cell scripts,
   github.com/mario-michelessa/transformers_accessibility), faults included: ε = r∞·2⁻¹¹ and r = r∞ for
   every row (so 2r/ε = 4096); cone half-angle α = ½·arccos(min pairwise cosine), no axis, and a closed
   form 4× the true cap fraction; ellipsoid semi-axes = half-widths of the per-coordinate box (it does
@@ -12,7 +12,7 @@ Two *methods* compute the rows from the same sampled last-layer embeddings h ``(
   for points uniform in the box, tokens with no hit dropped, slope from the regression of the log
   median k-fold product on k = 1..6. Their code has no "variable ε" row: this method fills it with the
   book's reading (below) on their box-inscribed ellipsoid, Σ ln(1 + w_i/ε_i).
-- ``"argmax_region"`` — the same precision ε = r∞·2⁻¹¹ with the faults fixed: r = the largest L2 norm
+- ``"argmax_region"`` (:func:`argmax_region_column`) — the same precision ε = r∞·2⁻¹¹ with the faults fixed: r = the largest L2 norm
   (a ball that contains the samples); a cone around the mean direction that encloses every sample,
   with the exact log-space cap fraction; an axis-aligned ellipsoid that encloses every sample
   (:func:`accessibility_lib.geometry.regions.enclosing_ellipsoid`); argmax cells *with bias* for points uniform in
@@ -49,16 +49,22 @@ __all__ = [
     "Row",
     "CellsSummary",
     "Column",
-    "replication_column",
-    "corrected_column",
+    "voronoi_box_column",
+    "argmax_region_column",
+    "OLD_METHOD_KEYS",
+    "METHOD_NAMES",
+    "method_key",
 ]
 
 ROWS = ("ball", "cone", "ellipsoid", "ellipsoid + non-uniform cells", "ellipsoid + variable ε")
 #: rows the paper does not have: the ball and the ellipsoid at the ε a model shows (chapter 7)
 EXTRA_ROWS = ("ball, effective ε", "ellipsoid, effective ε")
 METHODS = ("voronoi_box", "argmax_region")
-#: the names of the first artifacts, read as the methods above
-LEGACY_METHODS = {"replication": "voronoi_box", "corrected": "argmax_region"}
+#: each method's one name in prose (the same words as its key): table headers and sentences use these
+METHOD_NAMES = {"voronoi_box": "Voronoi box", "argmax_region": "argmax region"}
+#: keys the first artifacts and result-store entries used for the methods, read as the keys above
+#: (``"replication"``: the authors' code, now ``voronoi_box``; ``"corrected"``: the faults fixed, now ``argmax_region``)
+OLD_METHOD_KEYS = {"replication": "voronoi_box", "corrected": "argmax_region"}
 LN4 = math.log(4.0)
 
 
@@ -141,7 +147,7 @@ class Column:
         """The inverse of :meth:`to_dict`."""
         return cls(
             data["model"],
-            LEGACY_METHODS.get(data["method"], data["method"]),
+            method_key(data["method"]),
             int(data["d"]),
             int(data.get("d_vocab", data.get("vocab"))),  # "vocab", "r2": the first artifacts' names
             {k: Row(**v) for k, v in data["rows"].items()},
@@ -157,6 +163,23 @@ class Column:
             "ellipsoid/ball": C["ellipsoid"] / C["ball"],
             "cells/ellipsoid": C["ellipsoid + non-uniform cells"] / C["ellipsoid"],
         }
+
+
+def method_key(name: str) -> str:
+    """The method key for a stored name: a key of :data:`METHODS` as is, an old key through :data:`OLD_METHOD_KEYS`.
+
+    >>> method_key("replication"), method_key("argmax_region")
+    ('voronoi_box', 'argmax_region')
+
+    Raises:
+        ValueError: a name that is neither a method nor an old key of one.
+    """
+    key = OLD_METHOD_KEYS.get(name, name)
+    if key not in METHODS:
+        raise ValueError(
+            f"unknown support method {name!r}: the methods are {METHODS} (old keys {sorted(OLD_METHOD_KEYS)})"
+        )
+    return key
 
 
 def _h(x) -> torch.Tensor:
@@ -228,7 +251,7 @@ def _variable_eps_row(center, semi_axes: np.ndarray, unit: float, what: str, lnV
     return Row(lp / lnV, lp, float(np.max(semi_axes)), None, note)
 
 
-def replication_column(
+def voronoi_box_column(
     model: str, h, W_U, vocab: int | None = None, *, n_samples: int = 20000, seed: int = 0
 ) -> Column:
     """Table 1 under the authors' method (see the module docstring), from embeddings ``h`` ``(N, d)``.
@@ -306,7 +329,7 @@ def replication_column(
     )
 
 
-def corrected_column(
+def argmax_region_column(
     model: str, h, W_U, b_U=None, vocab: int | None = None, *, n_samples: int = 20000, seed: int = 0
 ) -> Column:
     """Table 1 with the authors' faults fixed (see the module docstring), from embeddings ``h`` ``(N, d)``.

@@ -25,7 +25,20 @@ from accessibility_lib.runs import cramming_summary as CS
 from accessibility_lib.runs.cramming_units import BASE_STEPS
 from accessibility_lib.theory import paper
 
-__all__ = ["MeasuredSlope", "differences_from_authors", "measured_slopes", "ratio", "ratio_text"]
+__all__ = [
+    "MeasuredSlope",
+    "TABLE1_MS",
+    "complete_budgets",
+    "differences_from_authors",
+    "measured_slopes",
+    "ratio",
+    "ratio_text",
+    "real_models_with_artifacts",
+    "slopes_by_budget",
+]
+
+#: the prompt sizes m a Table 1 column's slope needs complete units at (the m every real-model plan runs)
+TABLE1_MS = (1, 2, 3, 4)
 
 
 @dataclass
@@ -102,7 +115,11 @@ def measured_slopes(
         accessibility_lib.runs.cramming_artifacts.ArtifactMissingError: no stored artifact (names the command).
     """
     art = artifact if artifact is not None else CA.load_artifact(model)
-    done = [s for s in CS.summarize(art) if s.state == "complete"]
+    return _slopes(model, CS.summarize(art), max_steps, instrument, dtype)
+
+
+def _slopes(model: str, summaries, max_steps: int, instrument: str, dtype: str) -> dict[str, MeasuredSlope]:
+    done = [s for s in summaries if s.state == "complete"]
     out = {}
     for kind, (pts, fit) in CS.slopes(done, max_steps, instrument=instrument, dtype=dtype).items():
         fails = sum(u.failures for u in pts)
@@ -110,6 +127,119 @@ def measured_slopes(
         label = pts[0].budget_label if pts else ""
         out[kind] = MeasuredSlope(model, kind, fit, pts, label, capped / fails if fails else float("nan"))
     return out
+
+
+def _own_model(name: str) -> bool:
+    """The book's own models (shipped with the library, trained here), stand-ins and untrained test models."""
+    from accessibility_lib.models.loading import NAMED_MODELS
+    from accessibility_lib.models.standins import is_standin
+
+    return (
+        is_standin(name)
+        or name in ("tiny", "random-tiny")
+        or NAMED_MODELS.get(name, "").startswith("shipped with the library")
+    )
+
+
+def real_models_with_artifacts(folder=None) -> list[str]:
+    """The real (pretrained) models that have a stored cramming artifact, in name order.
+
+    A model crammed with the documented command (``scripts/real_model_cramming.py --model NAME --plan table1``)
+    writes ``book/data/cramming/<NAME>.json``: it is listed here, so chapters 3 and 5 show it with no edit.
+    The book's own models (``nano``, ``nano-mamba``: shipped with the library), stand-ins and untrained test
+    models are not real models; files that are not cramming artifacts (``radii.json``) are skipped.
+
+    Args:
+        folder: where the artifacts are (default :data:`~accessibility_lib.runs.cramming_artifacts.ARTIFACT_DIR`).
+
+    Returns:
+        Model names as the artifacts spell them (e.g. ``["gemma-3-270m", "smollm2-135m"]``; a hub id's ``/``
+        restored from the file name's ``__``).
+    """
+    import json
+    from pathlib import Path
+
+    out = []
+    for path in sorted(Path(folder or CA.ARTIFACT_DIR).glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or "units" not in data or "model" not in data:
+            continue  # not a cramming artifact
+        name = str(data["model"])
+        if not _own_model(name):
+            out.append(name)
+    return sorted(out)
+
+
+def _complete(u, kind: str, instrument: str, dtype: str) -> bool:
+    return (
+        u.kind == kind
+        and u.instrument == instrument
+        and u.dtype == dtype
+        and u.state == "complete"
+        and u.disagreements == 0
+        and u.fit is not None
+        and bool(getattr(u.fit, "ok", True))
+    )
+
+
+def complete_budgets(
+    summaries, kind: str, ms=TABLE1_MS, *, instrument: str = "paper", dtype: str = "float32"
+) -> list[int]:
+    """The step budgets at which every m of ``ms`` has a complete unit of ``kind``, ascending.
+
+    Partial and pending units never count (a new budget appears once its last m completes), nor units whose
+    decode paths disagreed or whose n50 could not be fitted (what :func:`measured_slopes` leaves out).
+
+    Args:
+        summaries: :class:`~accessibility_lib.runs.cramming_summary.UnitSummary` of one model.
+        kind: target kind (``"natural"``, ``"random_words"``). ms: the prompt sizes required (vectors).
+        instrument, dtype: which units.
+
+    Returns:
+        e.g. ``[300, 600]`` (steps).
+    """
+    need = {int(m) for m in ms}
+    by_budget: dict[int, set[int]] = {}
+    for u in summaries:
+        if _complete(u, kind, instrument, dtype):
+            by_budget.setdefault(int(u.max_steps), set()).add(int(u.m))
+    return sorted(b for b, got in by_budget.items() if need <= got)
+
+
+def slopes_by_budget(
+    model: str,
+    *,
+    kinds=("natural", "random_words"),
+    ms=TABLE1_MS,
+    instrument: str = "paper",
+    dtype: str = "float32",
+    artifact: dict | None = None,
+) -> dict[int, dict[str, MeasuredSlope]]:
+    """Budget (steps) -> kind -> the model's cramming slope at that budget, for every budget with complete ``ms``.
+
+    Table 1's real-model columns: one column a budget, so no ratio of a short budget reads as the model's.
+    A kind appears at a budget only when all of ``ms`` are complete there (:func:`complete_budgets`); the
+    slope is :func:`measured_slopes`' at that budget (every complete unit of it, by m).
+
+    Args:
+        model: the artifact's model name. kinds: target kinds to read. ms, instrument, dtype: as
+            :func:`complete_budgets`. artifact: an artifact dict instead of the stored file (tests).
+
+    Raises:
+        accessibility_lib.runs.cramming_artifacts.ArtifactMissingError: no stored artifact (names the command).
+    """
+    art = artifact if artifact is not None else CA.load_artifact(model)
+    summaries = CS.summarize(art)
+    out: dict[int, dict[str, MeasuredSlope]] = {}
+    for kind in kinds:
+        for budget in complete_budgets(summaries, kind, ms, instrument=instrument, dtype=dtype):
+            got = _slopes(model, summaries, budget, instrument, dtype)
+            if kind in got:
+                out.setdefault(budget, {})[kind] = got[kind]
+    return dict(sorted(out.items()))
 
 
 def ratio(C: float, fit, C_ci: tuple[float, float] | None = None) -> tuple[float, tuple[float, float]]:

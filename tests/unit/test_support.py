@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from accessibility_lib.geometry import support
+from accessibility_lib.geometry import support, table1
 from accessibility_lib.geometry.embeddings import prompt_tokens
 from accessibility_lib.ground.results import ResultStore
 from accessibility_lib.models import fingerprint, tiny
@@ -100,3 +100,23 @@ def test_stored_radii_reads_the_committed_artifacts_and_names_the_missing(tmp_pa
         {},
         [notes[0].replace("no-such-model", "smollm2-135m").replace(str(support.ARTIFACT_DIR), str(tmp_path))],
     )
+
+
+def test_an_artifact_with_the_old_method_keys_loads_under_the_new_names(tmp_path):
+    """The first artifacts called the methods "replication" and "corrected": they load as voronoi_box and argmax_region."""
+    import json
+
+    data = json.loads((support.ARTIFACT_DIR / "smollm2-135m.json").read_text())
+    new = support.load_artifact("smollm2-135m")
+    old_of = {v: k for k, v in table1.OLD_METHOD_KEYS.items()}
+    data["columns"] = {old_of[m]: {**c, "method": old_of[m]} for m, c in data["columns"].items()}
+    (tmp_path / "smollm2-135m.json").write_text(json.dumps(data))
+    old = support.load_artifact("smollm2-135m", folder=tmp_path)
+    assert set(old.columns) == set(table1.METHODS) == set(new.columns)
+    for m in table1.METHODS:
+        assert old.columns[m].method == m
+        assert {k: r.C for k, r in old.columns[m].rows.items()} == {k: r.C for k, r in new.columns[m].rows.items()}
+    data["columns"] = {"nearest_row": next(iter(data["columns"].values()))}
+    (tmp_path / "smollm2-135m.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="unknown support method 'nearest_row'"):
+        support.load_artifact("smollm2-135m", folder=tmp_path)

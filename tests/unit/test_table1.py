@@ -26,7 +26,7 @@ def cloud():
 
 def test_replication_rows_follow_the_authors_formulas(cloud):
     h, W = cloud
-    col = table1.replication_column("toy", h, W, n_samples=2000)
+    col = table1.voronoi_box_column("toy", h, W, n_samples=2000)
     r_inf = np.abs(h).max()
     eps = r_inf / 2048
     lnV = math.log(40)
@@ -87,7 +87,7 @@ def test_cap_fraction_in_three_dimensions_is_archimedes():
 
 def test_corrected_cone_uses_the_true_cap_fraction(cloud):
     h, W = cloud
-    cor = table1.corrected_column("toy", h, W, torch.zeros(40, dtype=torch.float64), n_samples=500)
+    cor = table1.argmax_region_column("toy", h, W, torch.zeros(40, dtype=torch.float64), n_samples=500)
     ball = cor.rows["ball"]
     cap = _cap_fraction_mc(12, _enclosing_half_angle(h))
     implied = math.exp(cor.rows["cone"].C * math.log(40) - 12 * math.log1p(2 * ball.r / ball.eps))
@@ -96,12 +96,12 @@ def test_corrected_cone_uses_the_true_cap_fraction(cloud):
 
 def test_corrected_rows_contain_the_samples(cloud):
     h, W = cloud
-    col = table1.corrected_column("toy", h, W, torch.zeros(40, dtype=torch.float64), n_samples=2000)
+    col = table1.argmax_region_column("toy", h, W, torch.zeros(40, dtype=torch.float64), n_samples=2000)
     r_l2, r_inf = np.linalg.norm(h, axis=1).max(), np.abs(h).max()
     eps = r_inf / 2048
     assert col.rows["ball"].r == pytest.approx(r_l2) and col.rows["ball"].eps == pytest.approx(eps)
     assert col.rows["ball"].C == pytest.approx(12 * math.log1p(2 * r_l2 / eps) / math.log(40), rel=1e-12)
-    assert col.rows["ball"].C > table1.replication_column("toy", h, W, n_samples=200).rows["ball"].C
+    assert col.rows["ball"].C > table1.voronoi_box_column("toy", h, W, n_samples=200).rows["ball"].C
     assert 0 <= col.cells.fill_share <= 1 and col.cells.tokens_hit >= 1
     # variable ε at the enclosing ellipsoid's extent: 2a_i/ε_i ≤ 4096, so at most the ball at r∞ (this ball's r ≥ r∞)
     assert col.rows["ellipsoid + variable ε"].C <= 12 * math.log1p(4096) / math.log(40) * (1 + 1e-12)
@@ -154,8 +154,8 @@ def test_every_row_recomputes_from_its_printed_r_eps_and_axes_on_nano():
     nano = load_model("nano")
     emb = sample_embeddings(nano, 16, [8, 32], seed=0)
     h = np.concatenate([emb[8], emb[32]])
-    rep = table1.replication_column("nano", h, nano.W_U, n_samples=500)
-    cor = table1.corrected_column("nano", h, nano.W_U, nano.b_U, n_samples=500)
+    rep = table1.voronoi_box_column("nano", h, nano.W_U, n_samples=500)
+    cor = table1.argmax_region_column("nano", h, nano.W_U, nano.b_U, n_samples=500)
     lnV, d = math.log(4096), 128
 
     def printed(x: float) -> float:
@@ -193,8 +193,8 @@ LN4 = math.log(4.0)
 
 def test_effective_eps_rows_use_the_measured_eps(cloud):
     h, W = cloud
-    cor = table1.corrected_column("toy", h, W, torch.zeros(40, dtype=torch.float64), n_samples=500)
-    rep = table1.replication_column("toy", h, W, n_samples=500)
+    cor = table1.argmax_region_column("toy", h, W, torch.zeros(40, dtype=torch.float64), n_samples=500)
+    rep = table1.voronoi_box_column("toy", h, W, n_samples=500)
     for col in (cor, rep):
         table1.add_effective_eps_rows(col, h, 0.01, (0.005, 0.02), "a test")
     r_l2 = np.linalg.norm(h, axis=1).max()

@@ -430,3 +430,56 @@ def test_edge_notes_name_the_m_whose_rates_never_reach_the_plateau_top():
     below = [u.m for u in pts if max(u.rates) < CS.PLATEAU_TOP]
     plateau = [n for n in CS.edge_notes(pts) if "plateau" in n]
     assert bool(below) == bool(plateau) and all(f"{m}" in plateau[0] for m in below)
+
+
+def test_complete_budgets_need_every_m_complete_and_ignore_partial_units():
+    """A budget is a Table 1 column only once all of m = 1-4 are complete there (no partial state, no disagreement)."""
+    from types import SimpleNamespace
+
+    def u(m, steps, state="complete", kind="natural", disagreements=0, instrument="paper", dtype="float32"):
+        return SimpleNamespace(kind=kind, m=m, max_steps=steps, state=state, disagreements=disagreements,
+                               instrument=instrument, dtype=dtype, fit=SimpleNamespace(ok=True))  # fmt: skip
+
+    base = [u(m, 300) for m in (1, 2, 3, 4)] + [u(m, 600) for m in (1, 2, 3, 4)]
+    assert T.complete_budgets(base, "natural") == [300, 600]
+    late = base + [u(1, 3000), u(2, 3000), u(3, 3000), u(4, 3000, state="partial")]
+    assert T.complete_budgets(late, "natural") == [300, 600]  # 3000 steps: m = 4 still running
+    assert T.complete_budgets(late[:-1] + [u(4, 3000)], "natural") == [300, 600, 3000]
+    assert T.complete_budgets(base[:-1] + [u(4, 600, disagreements=1)], "natural") == [300]
+    assert T.complete_budgets(base[:-1] + [u(4, 600, instrument="authors")], "natural") == [300]
+    assert T.complete_budgets(base, "random_words") == []
+    assert T.complete_budgets(base[:2], "natural", ms=(1, 2)) == [300]
+
+
+def test_slopes_by_budget_read_every_complete_budget_of_the_stored_smollm2_artifact():
+    by_budget = T.slopes_by_budget("smollm2-135m")
+    assert set(by_budget) >= {300, 600}
+    for budget, by_kind in by_budget.items():
+        for kind, s in by_kind.items():
+            assert {u.max_steps for u in s.units} == {budget} and {1, 2, 3, 4} <= {u.m for u in s.units}
+            same = T.measured_slopes("smollm2-135m", max_steps=budget)[kind]  # the same slope, one budget
+            assert (s.fit.slope, s.fit.ci, [u.uid for u in s.units]) == (
+                same.fit.slope,
+                same.fit.ci,
+                [u.uid for u in same.units],
+            )
+    # the slope rises with the budget at SmolLM2's natural text (so Table 1's ratio falls)
+    assert by_budget[600]["natural"].fit.slope > by_budget[300]["natural"].fit.slope
+
+
+def test_real_models_are_read_from_the_stored_artifacts(tmp_path):
+    """A real model crammed with the documented command appears with no chapter edited; the book's own do not."""
+    import json
+    import shutil
+
+    from accessibility_lib.runs import cramming_artifacts as CA
+
+    found = T.real_models_with_artifacts()
+    assert {"smollm2-135m", "gemma-3-270m"} <= set(found) and not {"nano", "nano-mamba"} & set(found)
+    shutil.copy(CA.ARTIFACT_DIR / "nano.json", tmp_path / "nano.json")
+    (tmp_path / "radii.json").write_text(json.dumps({"smollm2-135m": {"d_model": 576}}))
+    new = json.loads((CA.ARTIFACT_DIR / "smollm2-135m.json").read_text())
+    new["model"] = "acme/pythia-70m"
+    (tmp_path / "acme__pythia-70m.json").write_text(json.dumps(new))
+    (tmp_path / "broken.json").write_text("{not json")
+    assert T.real_models_with_artifacts(tmp_path) == ["acme/pythia-70m"]
