@@ -127,6 +127,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-min", type=float, default=None, help="stop cleanly after this many minutes")
     ap.add_argument("--export-every", type=float, default=10.0, help="minutes between artifact rewrites")
     ap.add_argument("--out-dir", default=None, help="artifact folder (default book/data/cramming)")
+    ap.add_argument(
+        "--import-from",
+        default=None,
+        help="another artifact (a .json path) whose outcomes and states are first copied into the store, so this "
+        "plan reuses what another plan measured on the same targets and settings",
+    )
+    ap.add_argument(
+        "--predict-from",
+        type=int,
+        default=None,
+        help="store a budget-model prediction (accessibility_lib.runs.budget_model) in the artifact before every "
+        "unit of at least this many steps starts (default: the authors' 3,000)",
+    )
     args = ap.parse_args(argv)
     if args.budget_min is not None and args.budget_min <= 0:
         ap.error(f"--budget-min must be > 0 minutes, got {args.budget_min}")
@@ -167,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     path = CA.artifact_path(args.model, args.out_dir)
     store = default_store()
+    if args.import_from:
+        if not os.path.exists(args.import_from):
+            ap.error(f"--import-from {args.import_from}: no such artifact")
+        print(f"imported {CA.import_artifact(args.import_from, store)} outcomes from {args.import_from}", flush=True)
     added = CA.import_artifact(path, store)
     if added:
         print(f"resumed {added} outcomes from {path} into the store", flush=True)
@@ -221,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
                     "token_steps",
                     "search_token_steps",
                     "stages",
+                    "prediction",
                 )
             }
             st.setdefault("state", "pending")
@@ -246,6 +264,24 @@ def main(argv: list[str] | None = None) -> int:
         CA.write_states(path, store, args.model, recs)
         CA.write_stages(path, store, args.model, recs)
         print(f"[{provenance.now_utc()}] wrote {path}" + (" (final)" if final else ""), flush=True)
+
+    predict_steps = CU.AUTHORS_STEPS if args.predict_from is None else args.predict_from
+
+    def predict_before(u, recs) -> dict | None:
+        """The unit's stored prediction (kept once made: it must precede the measurement), else a new one."""
+        from accessibility_lib.runs.budget_model import unit_prediction
+        from accessibility_lib.runs.cramming_summary import summarize
+
+        if "prediction" in extra.get(u.uid, {}):
+            return extra[u.uid]["prediction"]
+        if u.max_steps < predict_steps or extra.get(u.uid, {}).get("state") == "complete":
+            return None
+        mine = {r["uid"] for r in recs}  # the plan's units as the store has them, beside the artifact's others
+        others = [r for r in old["units"] if r["uid"] not in mine]
+        pred = unit_prediction(u, summarize({"format": 2, "units": recs + others}))
+        if pred is not None:
+            pred.update(commit=provenance.git_commit(), made=provenance.now_utc())
+        return pred
 
     todo = [u for u in units if extra.get(u.uid, {}).get("state") != "complete" or u.uid in reopen]
     print(f"{len(todo)} of {len(units)} units to run: {[u.uid for u in todo]}", flush=True)
@@ -285,7 +321,11 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 recs = recs or records()
                 pending.remove(u)
-                extra[u.uid] = {"state": "partial"}
+                predicted = predict_before(u, recs)
+                extra[u.uid] = {"state": "partial", **({"prediction": predicted} if predicted else {})}
+                if predicted and "prediction" not in status.get(u.uid, {}):
+                    print(f"[{provenance.now_utc()}] {u.uid}: predicted n50 {predicted['text']}", flush=True)
+                    export()  # the prediction is in the artifact before the unit's first step
                 running[pool.submit(_run, u, _prediction(u, recs), deadline)] = u
 
         submit_ready()
@@ -296,7 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                 info = fut.result()
                 if "outcomes" in info:
                     progressive_rows[u.uid] = info.pop("outcomes")
-                extra[u.uid] = {k: v for k, v in info.items() if k != "uid"}
+                kept = {"prediction": extra[u.uid]["prediction"]} if "prediction" in extra.get(u.uid, {}) else {}
+                extra[u.uid] = {**kept, **{k: v for k, v in info.items() if k != "uid"}}
                 print(f"[{provenance.now_utc()}] {u.uid}: {info['state']} in {info['seconds']} s", flush=True)
                 export()
                 last_export = time.time()

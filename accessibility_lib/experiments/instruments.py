@@ -6,9 +6,19 @@ generate, and an instrument that verifies longer targets for the same forward+ba
 is simply a better one. The book reports the paper's instrument (for like-for-like numbers) beside
 the best one it measured, every number labelled with the instrument and budget that produced it.
 
-- ``"paper"`` — the authors' optimiser (their replication code): AdamW, lr 1e-2, betas (0.9, 0.9),
-  weight decay 0.01, a fresh prompt for every (target, length): the *fixed-length* protocol of the
-  paper and of Kuratov et al. (2025).
+- ``"authors"`` — the authors' loop exactly (their replication code, ``cramming/train.py``): the initial prompt
+  drawn as N(0, 1)·std(W_E) with std(W_E) the standard deviation of every entry of the raw input-embedding table
+  (for Gemma without the √d input scale), AdamW lr 1e-2, betas (0.9, 0.9), weight decay 0.01, one update after
+  every check, patience counted in checks without a *strict rise* of the teacher-forced accuracy, success = that
+  accuracy reaching 100 % (the book's verification, a greedy decode of the prompt the loop keeps, is recorded
+  beside it: ``verified``); their cap and patience (3,000 and 500) are the unit's budget.
+- ``"authors-book-init"`` — the same loop started from the book's initial prompt (below): the initial prompt's
+  effect, measured on the same targets.
+- ``"paper"`` — the authors' optimiser with the book's initial prompt (mean + std·N(0, 1) per coordinate of the
+  real, scaled input embeddings), the book's patience (reset when the loss falls by > 1e-4 relative or the
+  accuracy rises) and the book's success test (a verified greedy decode): the *fixed-length* protocol of the
+  paper and of Kuratov et al. (2025), the instrument of the book's stored 300 … 1,200-step units. Which of
+  these differences move n50, and which way: the conventions appendix.
 - ``"lr3e-2"``, ``"lr1e-1"`` — the same with a larger learning rate (Progressive Cramming, Tarasov et
   al. 2026, uses 0.1 on SmolLM2-135M).
 - ``"progressive"`` — one prompt per target, grown a token at a time and warm-started from the
@@ -24,9 +34,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["Instrument", "INSTRUMENTS", "PROTOCOLS", "get_instrument", "check_budget"]
+__all__ = ["Instrument", "INSTRUMENTS", "PROTOCOLS", "INITS", "RULES", "get_instrument", "check_budget"]
 
 PROTOCOLS = ("fixed", "progressive")
+#: where prompts start: the book's per-coordinate statistics of the scaled embeddings, or the authors' raw table
+INITS = ("embedding_stats", "raw_table")
+#: the loop's rules: the book's (patience on loss or accuracy, verified decode, check then update) or the authors'
+RULES = ("book", "authors")
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,10 @@ class Instrument:
         lr: Adam learning rate. betas: Adam betas. weight_decay: AdamW's decoupled decay.
         init_scale: prompts start at mean + init_scale·std·N(0, 1) of the real input embeddings.
         description: one line for tables.
+        init: ``"embedding_stats"`` (the book's: per-coordinate mean and std of the real, scaled input embeddings)
+            or ``"raw_table"`` (the authors': zero mean, the raw table's std, :data:`INITS`).
+        rule: ``"book"`` or ``"authors"`` — the loop's patience rule, success test and step order (:data:`RULES`,
+            :func:`accessibility_lib.experiments.cramming.cram`).
     """
 
     name: str
@@ -48,12 +66,23 @@ class Instrument:
     weight_decay: float
     init_scale: float
     description: str
+    init: str = "embedding_stats"
+    rule: str = "book"
+
+    def __post_init__(self) -> None:
+        if self.init not in INITS or self.rule not in RULES:
+            raise ValueError(f"init must be one of {INITS} and rule one of {RULES}, got {self.init!r}, {self.rule!r}")
 
     def optimiser(self) -> dict:
-        """The keyword arguments of :func:`accessibility_lib.experiments.cramming.cram` it sets (part of every store key)."""
+        """The keyword arguments of :func:`accessibility_lib.experiments.cramming.cram` it sets (part of every store
+        key; the book's default init and rule are left out, so the keys of the first runs are unchanged)."""
         out = {"lr": self.lr, "betas": list(self.betas), "weight_decay": self.weight_decay}
         if self.init_scale != 1.0:
             out["init_scale"] = self.init_scale
+        if self.init != "embedding_stats":
+            out["init"] = self.init
+        if self.rule != "book":
+            out["rule"] = self.rule
         return out
 
     def to_dict(self) -> dict:
@@ -66,7 +95,8 @@ INSTRUMENTS: dict[str, Instrument] = {
         "paper",
         "fixed",
         1e-2,
-        description="AdamW lr 1e-2, betas (0.9, 0.9), wd 0.01, fixed length (the authors')",
+        description="the authors' optimiser (AdamW lr 1e-2, betas (0.9, 0.9), wd 0.01) with the book's initial "
+        "prompt, patience rule and verified success, fixed length",
         **_PAPER,
     ),
     "lr3e-2": Instrument("lr3e-2", "fixed", 3e-2, description="as paper, lr 3e-2", **_PAPER),
@@ -82,6 +112,24 @@ INSTRUMENTS: dict[str, Instrument] = {
     ),
     "progressive-lr1e-1": Instrument(
         "progressive-lr1e-1", "progressive", 1e-1, description="progressive growth with lr 1e-1", **_PAPER
+    ),
+    "authors": Instrument(
+        "authors",
+        "fixed",
+        1e-2,
+        description="the authors' loop: N(0,1)·std(W_E) start, AdamW lr 1e-2, betas (0.9, 0.9), wd 0.01, "
+        "patience on a strict rise of teacher-forced accuracy, success = 100 % teacher-forced accuracy",
+        init="raw_table",
+        rule="authors",
+        **_PAPER,
+    ),
+    "authors-book-init": Instrument(
+        "authors-book-init",
+        "fixed",
+        1e-2,
+        description="the authors' loop from the book's initial prompt (mean + std·N(0,1) of the scaled embeddings)",
+        rule="authors",
+        **_PAPER,
     ),
 }
 
