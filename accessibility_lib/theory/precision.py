@@ -30,6 +30,8 @@ __all__ = [
     "L2_FP16",
     "CONVENTIONS",
     "get",
+    "PLAIN_NAMES",
+    "plain_name",
     "PrintedCheck",
     "check_printed",
     "identify",
@@ -213,6 +215,28 @@ CONVENTIONS: dict[str, EpsConvention] = {
     "u_fp32": from_dtype("fp32"),
     "table1_pythia": relative(16),  # 2r/ε = 2^17: Table 1's ball row for Pythia-160M (Pythia-1B: with the list's slope)
 }
+
+
+#: each convention in plain words, for prose and an explorer's status line (the keys are code names)
+PLAIN_NAMES: dict[str, str] = {
+    "rinf_fp16": "the replication code's ε (r = r∞, ε = r∞·2⁻¹¹)",
+    "l2_fp16": "the replication code's ε with r = the largest L2 norm (ε = r∞·2⁻¹¹)",
+    "u_fp16": "ε = r·u(fp16)",
+    "u_bf16": "ε = r·u(bf16)",
+    "u_fp32": "ε = r·u(fp32)",
+    "table1_pythia": "ε = r·2^-16",
+}
+
+
+def plain_name(key: str) -> str:
+    """The convention ``key`` in plain words, e.g. ``"the replication code's ε (r = r∞, ε = r∞·2⁻¹¹)"``.
+
+    A key without an entry in :data:`PLAIN_NAMES` gets its convention's ``name``.
+
+    Raises:
+        ValueError: listing the known names when ``key`` is unknown.
+    """
+    return PLAIN_NAMES.get(key, get(key).name)
 
 
 def get(name: str) -> EpsConvention:

@@ -204,7 +204,8 @@ def book_models(
 
 def conventions_table() -> list[dict[str, Any]]:
     """The named ε conventions of :data:`accessibility_lib.theory.precision.CONVENTIONS` that are relative to a radius,
-    as the front end reads them: ``{key, name, description, factor, reference, radius}``."""
+    as the front end reads them: ``{key, name, plain, description, factor, reference, radius}`` (``plain``: the
+    convention in plain words, :func:`accessibility_lib.theory.precision.plain_name`, for the status line)."""
     out = []
     for key, c in precision.CONVENTIONS.items():
         if c.absolute is not None:
@@ -213,6 +214,7 @@ def conventions_table() -> list[dict[str, Any]]:
             {
                 "key": key,
                 "name": c.name,
+                "plain": precision.plain_name(key),
                 "description": c.description,
                 "factor": c.factor,
                 "reference": c.reference,

@@ -642,7 +642,7 @@ function renderBound({ model, el: host }) {
     if (m) {
       const rName = conv && conv.radius === "r_inf" ? "r∞ (largest |coordinate|)" : "max L2 norm";
       status.textContent = `${m.name} (${m.source}): d = ${m.d}, |V| = ${m.d_vocab}, r = ${rName}, `
-        + `ε: ${conv ? conv.name : "?"}` + (edited.length ? `; moved by hand since: ${edited.join(", ")}` : "");
+        + `ε: ${conv ? conv.plain || conv.name : "?"}` + (edited.length ? `; moved by hand since: ${edited.join(", ")}` : "");
     } else {
       status.textContent = "custom values: pick a model to load its d, |V|, r and ε.";
     }

@@ -1,0 +1,253 @@
+"""What the book finds, one sentence a finding, computed from the library and the stored artifacts.
+
+The introduction states the book's results before any chapter does. Each :class:`Finding` is computed
+here with the functions its chapter uses (no number is typed): the ball slope of chapter 1
+(:func:`accessibility_lib.theory.bounds.ball_slope`), the measured cramming slope of chapter 3
+(:func:`accessibility_lib.runs.table1_measured.measured_slopes` on ``book/data/cramming/<model>.json``), the
+rebuilt Table 1 of chapter 5 (``book/data/support/<model>.json`` and the resolved-cells artifact), the
+crossover of chapter 4 (:func:`accessibility_lib.theory.meanfield.crossover_log_m`), the copying cliff of
+chapter 6 (``book/data/copying/finetune_smollm2-135m.json``) and the dtype grids of chapter 7.
+
+Cost: a few seconds on two CPU cores, nearly all of it the re-fit of the cramming units (only the units
+the slope uses are re-fitted: one model, one target kind, the base budget).
+
+Example:
+    >>> f = bound_finding()
+    >>> f.chapter, round(f.values["C"], 2), f.values["two_r_over_eps"]
+    ('01_theory', 590.09, 4096.0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from accessibility_lib.models.names import label as _label
+from accessibility_lib.theory import bounds, meanfield, paper, precision
+
+__all__ = [
+    "Finding",
+    "bound_finding",
+    "cramming_finding",
+    "table1_finding",
+    "mean_field_finding",
+    "copying_finding",
+    "precision_finding",
+    "findings",
+    "REAL_MODEL",
+    "PAPER_MODEL",
+]
+
+#: the real model whose cramming the introduction reports (chapter 3's real-model section)
+REAL_MODEL = "smollm2-135m"
+#: the paper's model whose bound the introduction reports (chapter 1's worked example)
+PAPER_MODEL = "Pythia-160M"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One result of the book, as the introduction states it.
+
+    Attributes:
+        key: a short name, e.g. ``"bound"``.
+        chapter: the stem of the chapter that derives it, e.g. ``"01_theory"``.
+        sentence: one Markdown sentence holding the numbers (no link; the page adds it).
+        values: the numbers the sentence holds, by name (for tests and glue).
+    """
+
+    key: str
+    chapter: str
+    sentence: str
+    values: dict = field(default_factory=dict)
+
+
+def bound_finding(model: str = PAPER_MODEL) -> Finding:
+    """Chapter 1: the ball slope C (Cor 4.6) of one of the paper's models under the replication code's ε.
+
+    C = d·ln(1 + 2r/ε)/ln|V| with r = r∞ and ε = r∞·2⁻¹¹ (``rinf_fp16``), so 2r/ε = 4096.
+
+    Raises:
+        KeyError: ``model`` is not in the authors' models list (:func:`accessibility_lib.theory.paper.models`).
+    """
+    pm = paper.models()[model]
+    r, eps = precision.CONVENTIONS["rinf_fp16"].ball(pm.r_l2, pm.r_inf)
+    C = bounds.ball_slope(pm.d_model, r, eps, pm.d_vocab)
+    sentence = (
+        f"Past n* = C·m tokens, most sequences are out of reach of every prompt of m vectors; for {model} at the "
+        f"replication code's precision (2r/ε = {2 * r / eps:.0f}), C = {C:.2f} tokens per prompt vector."
+    )
+    return Finding("bound", "01_theory", sentence, {"C": C, "two_r_over_eps": 2 * r / eps, "d": pm.d_model})
+
+
+def _base_units(artifact: dict, kind: str) -> dict:
+    """The artifact with only the units a base-budget slope of ``kind`` can use (the re-fit is the cost)."""
+    from accessibility_lib.runs.cramming_units import BASE_STEPS
+
+    keep = [
+        u
+        for u in artifact["units"]
+        if u["kind"] == kind and u["max_steps"] == BASE_STEPS and u["instrument"] == "paper" and u["dtype"] == "float32"
+    ]
+    return dict(artifact, units=keep)
+
+
+def measured_slope(model: str = REAL_MODEL, kind: str = "natural", artifact: dict | None = None):
+    """The base-budget cramming slope of ``model`` (a :class:`~accessibility_lib.runs.table1_measured.MeasuredSlope`).
+
+    The same slope as ``table1_measured.measured_slopes(model)[kind]``, re-fitting only the units it can use.
+
+    Raises:
+        accessibility_lib.runs.cramming_artifacts.ArtifactMissingError: no stored artifact.
+        KeyError: no unit of ``kind`` at the base budget.
+    """
+    from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs import table1_measured as TM
+
+    art = artifact if artifact is not None else CA.load_artifact(model)
+    return TM.measured_slopes(model, artifact=_base_units(art, kind))[kind]
+
+
+def cramming_finding(slope=None, model: str = REAL_MODEL) -> Finding:
+    """Chapter 3: the measured natural-text cramming slope of a real model, and the ball bound over it.
+
+    The ball C is chapter 3's: 2r/ε = 4096 (``rinf_fp16``). ``slope``: a measured slope to use instead of
+    re-fitting the artifact (:func:`measured_slope`).
+
+    Raises:
+        ValueError: the slope is not reliable (no ratio is taken of it).
+    """
+    from accessibility_lib.runs import table1_measured as TM
+
+    s = slope if slope is not None else measured_slope(model)
+    if not s.reliable:
+        raise ValueError(f"{model}'s natural-text slope is not reliable yet: {s.describe()}")
+    d, V = _shape(model)
+    C = bounds.ball_slope(d, 1.0, 2.0 / 4096, V)
+    r, (lo, hi) = TM.ratio(C, s.fit)
+    steps = s.units[0].max_steps
+    sentence = (
+        f"On {_label(model)}, cramming natural text "
+        f"reaches {s.fit.slope:.1f} [{s.fit.ci[0]:.1f}, {s.fit.ci[1]:.1f}] tokens per prompt vector at {steps} "
+        f"optimisation steps, so the ball bound C = {C:.1f} is "
+        f"{r:.1f} [{lo:.1f}, {hi:.1f}] times what the model does."
+    )
+    return Finding(
+        "cramming", "03_cramming", sentence,
+        {"slope": s.fit.slope, "ci": tuple(s.fit.ci), "steps": steps, "C": C, "ratio": r, "ratio_ci": (lo, hi)},
+    )  # fmt: skip
+
+
+def _shape(model: str) -> tuple[int, int]:
+    """(d, |V|) of a fetched real model, from chapter 5's stored support artifact (no model load)."""
+    from accessibility_lib.geometry import support
+
+    res = support.load_artifact(model)
+    return int(res.d), int(res.d_vocab)
+
+
+def table1_finding(slope=None, model: str = REAL_MODEL) -> Finding:
+    """Chapter 5: the rebuilt Table 1 ratios (ball; ellipsoid + resolved cells) beside the paper's ranges.
+
+    Our columns are chapter 5's ``argmax_region`` method; the cells row is the resolved one with the
+    measured splitting variance where a replicate run measured it (else the ideal one), as chapter 5 reads it.
+    """
+    from accessibility_lib.geometry import support
+    from accessibility_lib.geometry import table1_resolved as T1R
+
+    s = slope if slope is not None else measured_slope(model)
+    rows = support.load_artifact(model).columns["argmax_region"].rows
+    ball_C, cells_C = rows["ball"].C, rows["ellipsoid + non-uniform cells"].C
+    art = T1R.load_resolved([model])[0].get(model, {})
+    if "inputs" in art:
+        vc = T1R.variance_corrected(art)
+        cells_C = vc["C"] if vc else T1R.rows_from_inputs(art["inputs"])["ellipsoid + non-uniform cells"]["C"]
+    t1 = paper.table1()
+    spans = {k: (min(t1[k].values()), max(t1[k].values())) for k in ("ball (Cor 4.6)", "ellipsoid + non-uniform cells")}
+    ball_r, cells_r = ball_C / s.fit.slope, cells_C / s.fit.slope
+    (b_lo, b_hi), (c_lo, c_hi) = spans.values()
+    sentence = (
+        f"Rebuilt for {_label(model)} with the radius of its own embeddings, the paper's Table 1 ratio of bound to "
+        f"measured slope is {ball_r:.1f} for the "
+        f"ball and {cells_r:.1f} for the support's shape with unequal cells, against {b_lo:g}–{b_hi:g} and "
+        f"{c_lo:g}–{c_hi:g} over the paper's {len(t1['ball (Cor 4.6)'])} models."
+    )
+    return Finding("table1", "05_support", sentence, {"ball": ball_r, "cells": cells_r, "paper": spans})
+
+
+def mean_field_finding(model: str = PAPER_MODEL, q: float = 1.0) -> Finding:
+    """Chapter 4: how long a prompt must be before the mean-field bound beats the finite-length one.
+
+    At 2r/ε = 4096 (chapter 4's comparison), for the width d of ``model``: m* = e^(ln m*) has
+    floor(ln m* / ln 10) + 1 decimal digits.
+    """
+    d = paper.models()[model].d_model
+    ln_m = meanfield.crossover_log_m(d, 2048.0, 1.0, q)
+    digits = math.floor(ln_m / math.log(10)) + 1
+    sentence = (
+        f"The mean-field bound caps what prompts of any length can produce, but at {model}'s width (d = {d}) it "
+        f"beats the finite-length bound only for prompts longer than a number of {digits:,} digits."
+    )
+    return Finding("mean_field", "04_mean_field", sentence, {"d": d, "ln_m_star": ln_m, "digits": digits})
+
+
+def copying_finding() -> Finding | None:
+    """Chapter 6: SmolLM2-135M fine-tuned to copy: where exact match falls, and Cor 4.10's n* beside it.
+
+    n* under ``l2_fp16`` (r = the largest L2 norm, ε = r∞·2⁻¹¹), as chapter 6 computes it. None when the
+    fine-tune's artifact holds no finished run.
+    """
+    from accessibility_lib.experiments import cliffs
+    from accessibility_lib.runs import copying_outcomes, copying_report
+
+    ft = copying_outcomes.load_artifact(copying_outcomes.COPYING_DATA / "finetune_smollm2-135m.json")
+    if not ft or not ft.get("runs"):
+        return None
+    rec = next(iter(ft["runs"].values()))
+    beyond = rec.get("eval_beyond")
+    ev = {k: list(v) + (list(beyond["eval"][k]) if beyond else []) for k, v in rec["eval"].items()}
+    c = cliffs.locate_cliff(ev["length"], ev["exact"], rec["eval_params"]["n_strings"])
+    m = copying_report.mean_field_at_cliff(rec, c, rec["config"]["alphabet_size"], precision.L2_FP16)
+    L = ft["settings"]["train_max_len"]
+    where = (
+        f"its exact match falls through one half at n = {c.n50:.0f} [{c.low:.0f}, {c.high:.0f}] letters"
+        if c.kind == "fall"
+        else f"its exact match shows {copying_report.describe_cliff(c, short=True)}"
+    )
+    sentence = (
+        f"Fine-tuned to copy strings of at most {L} letters, SmolLM2-135M copies longer ones too: {where}, while "
+        f"the mean-field threshold n* has about {m['log10_nstar']:,.0f} digits, so the cliff measures length "
+        "generalisation, not the bound."
+    )
+    return Finding("copying", "06_copying", sentence, {"L": L, "cliff": c, "log10_nstar": m["log10_nstar"]})
+
+
+def precision_finding(model: str = PAPER_MODEL) -> Finding:
+    """Chapter 7: the ball slope C of ``model`` at the unit roundoff of bf16, fp16 and fp32 (ε = r·u).
+
+    2r/ε = 2/u does not depend on r, so C moves only through ln(1 + 2/u).
+    """
+    pm = paper.models()[model]
+    C = {}
+    for key, dtype in (("u_bf16", "bf16"), ("u_fp16", "fp16"), ("u_fp32", "fp32")):
+        r, eps = precision.CONVENTIONS[key].ball(pm.r_l2, pm.r_inf)
+        C[dtype] = bounds.ball_slope(pm.d_model, r, eps, pm.d_vocab)
+    sentence = (
+        f"Precision enters only through ln(1 + 2r/ε): with ε the unit roundoff of the format, {model}'s C is "
+        f"{C['bf16']:.0f} in bf16, {C['fp16']:.0f} in fp16 and {C['fp32']:.0f} in fp32, a factor of "
+        f"{C['fp32'] / C['bf16']:.1f} over the three."
+    )
+    return Finding("precision", "07_precision", sentence, {"C": C})
+
+
+def findings() -> list[Finding]:
+    """The introduction's findings, in the order of the chapters (the copying one only where its run is stored)."""
+    s = measured_slope()
+    out = [
+        bound_finding(),
+        cramming_finding(s),
+        mean_field_finding(),
+        table1_finding(s),
+        copying_finding(),
+        precision_finding(),
+    ]
+    return [f for f in out if f is not None]

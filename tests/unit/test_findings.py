@@ -1,0 +1,94 @@
+"""The introduction's findings (accessibility_lib.runs.findings): each number against an independent computation."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from accessibility_lib.experiments.slope_fit import fit_slope
+from accessibility_lib.runs import findings as F
+from accessibility_lib.runs.table1_measured import MeasuredSlope
+from accessibility_lib.theory import bounds, meanfield, paper
+
+
+def test_bound_is_the_replication_codes_ball_slope_for_pythia_160m():
+    f = F.bound_finding()
+    # Pythia-160M: d = 768, |V| = 50304 (the authors' models list); 2r/ε = 4096 under r = r∞, ε = r∞·2^-11
+    assert f.values["two_r_over_eps"] == 4096.0
+    assert f.values["C"] == pytest.approx(768 * math.log(4097) / math.log(50304))
+    assert "590.09" in f.sentence and f.chapter == "01_theory"
+
+
+def _slope(points, ci, steps=300):
+    fit = fit_slope([1, 2, 3], points, n50_ci=ci)
+    return MeasuredSlope("smollm2-135m", "natural", fit, [SimpleNamespace(max_steps=steps, m=1)], "", float("nan"))
+
+
+def test_cramming_ratio_and_its_interval_follow_the_slope():
+    s = _slope([10.0, 20.0, 30.5], [(9, 11), (19, 21), (29, 32)])
+    f = F.cramming_finding(s)
+    C = bounds.ball_slope(576, 1.0, 2.0 / 4096, 49152)  # SmolLM2-135M: d = 576, |V| = 49152
+    assert f.values["C"] == pytest.approx(C)
+    assert f.values["ratio"] == pytest.approx(C / s.fit.slope)
+    lo, hi = f.values["ratio_ci"]
+    assert lo == pytest.approx(C / s.fit.ci[1]) and hi == pytest.approx(C / s.fit.ci[0])
+    assert f"{s.fit.slope:.1f}" in f.sentence and "300 optimisation steps" in f.sentence
+
+
+def test_an_unreliable_slope_gives_no_ratio():
+    s = _slope([10.0, 2.0, 30.0], [(1, 40), (1, 40), (1, 40)])
+    assert not s.reliable
+    with pytest.raises(ValueError, match="not reliable"):
+        F.cramming_finding(s)
+
+
+def test_mean_field_digits_are_those_of_the_crossover():
+    f = F.mean_field_finding()
+    ln_m = meanfield.crossover_log_m(768, 2048.0, 1.0, 1.0)
+    assert f.values["digits"] == math.floor(ln_m / math.log(10)) + 1
+    assert f"{f.values['digits']:,} digits" in f.sentence
+
+
+def test_precision_moves_C_only_through_the_log():
+    f = F.precision_finding()
+    pm = paper.models()["Pythia-160M"]
+    for dtype, u in (("bf16", 2.0**-8), ("fp16", 2.0**-11), ("fp32", 2.0**-24)):
+        assert f.values["C"][dtype] == pytest.approx(pm.d_model * math.log1p(2 / u) / math.log(pm.d_vocab))
+    assert f.values["C"]["bf16"] < f.values["C"]["fp16"] < f.values["C"]["fp32"]
+
+
+def test_table1_finding_sets_ours_beside_the_papers_ranges():
+    s = _slope([10.0, 20.0, 30.5], [(9, 11), (19, 21), (29, 32)])
+    f = F.table1_finding(s)
+    t1 = paper.table1()["ball (Cor 4.6)"]
+    assert f.values["paper"]["ball (Cor 4.6)"] == (min(t1.values()), max(t1.values()))
+    assert f.values["ball"] > f.values["cells"] > 0  # the refined support lowers C
+    assert f"{min(t1.values()):g}–{max(t1.values()):g}" in f.sentence
+
+
+def test_copying_finding_reads_the_stored_fine_tune():
+    f = F.copying_finding()
+    if f is None:
+        pytest.skip("no finished SmolLM2 fine-tune is stored")
+    assert f.values["L"] >= 1 and f.values["log10_nstar"] > 100  # n* has hundreds of digits or more
+    assert f.chapter == "06_copying"
+
+
+@pytest.mark.slow
+def test_the_fast_slope_is_the_chapters_slope():
+    """Re-fitting only the base-budget natural units gives the slope table1_measured gives from the whole artifact."""
+    from accessibility_lib.runs import table1_measured
+
+    fast, full = F.measured_slope(), table1_measured.measured_slopes("smollm2-135m")["natural"]
+    assert fast.fit.slope == pytest.approx(full.fit.slope) and fast.fit.ci == pytest.approx(full.fit.ci)
+    assert [u.uid for u in fast.units] == [u.uid for u in full.units]
+
+
+@pytest.mark.slow
+def test_findings_cover_the_chapters_in_order():
+    found = F.findings()
+    stems = [f.chapter for f in found]
+    assert stems[:4] == ["01_theory", "03_cramming", "04_mean_field", "05_support"] and stems[-1] == "07_precision"
+    assert 5 <= len(found) <= 7 and all(f.sentence.endswith(".") for f in found)
