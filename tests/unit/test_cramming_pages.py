@@ -1,0 +1,196 @@
+"""Chapter 3's presentation library (``accessibility_lib/figures/cramming_*.py``, ``runs/real_models.py``).
+
+The chapter and its lab notes call these functions; here they run on the stored artifacts and benchmarks
+(``book/data/cramming``) with synthetic "own runs" in place of the chapter's cramming, so nothing is crammed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from IPython.display import Markdown
+
+from accessibility_lib.experiments.fitting import fit_sigmoid, logistic
+from accessibility_lib.figures import (
+    cramming_authors,
+    cramming_instruments,
+    cramming_intervals,
+    cramming_real,
+    cramming_search,
+)
+from accessibility_lib.figures import cramming_plots as CP
+from accessibility_lib.figures import cramming_report as CR
+from accessibility_lib.figures.cramming_context import (
+    CrammingContext,
+    RealModels,
+    at_cap,
+    load_benchmarks,
+    load_real,
+    own_slopes,
+    paper_refit,
+)
+from accessibility_lib.runs import cramming_artifacts as CA
+from accessibility_lib.runs import table1_measured
+from accessibility_lib.runs.real_models import with_cramming_artifacts
+from accessibility_lib.theory import bounds, precision
+
+PARAMS = {"model_name": "nano", "kinds": ["natural", "random_words"], "ms": [1, 2, 3], "max_steps": 20, "patience": 10,
+          "n_targets": 10, "length_convention": "first_given", "eps_convention": "rinf_fp16", "n_embed_prompts": 8,
+          "embed_length": 4}  # fmt: skip
+
+
+def _run(n50: float, k: float = 1.5):
+    lengths = np.array([n50 - 2, n50 - 1, n50, n50 + 1, n50 + 2]).round()
+    rates = np.round(logistic(lengths, n50, k) * 10) / 10
+    outcomes = [{"success": i < int(r * 10), "steps": 5 if i < int(r * 10) else 20} for r in rates for i in range(10)]
+    return SimpleNamespace(fit=fit_sigmoid(lengths, rates, 10), lengths=lengths, rates=rates, trials=np.full(5, 10.0),
+                           outcomes=outcomes, token_steps=1234)  # fmt: skip
+
+
+def _ctx(real: RealModels, bench: dict | None = None) -> CrammingContext:
+    runs = {
+        (kind, m): _run(4.0 * m + (2 if kind == "natural" else 0)) for kind in PARAMS["kinds"] for m in PARAMS["ms"]
+    }
+    slopes, points = own_slopes(runs, PARAMS)
+    C_by_conv = {}
+    for name, conv in precision.CONVENTIONS.items():
+        r, eps = conv.ball(20.0, 7.0)
+        C_by_conv[name] = bounds.ball_slope(128, r, eps, 4096)
+    return CrammingContext(PARAMS, SimpleNamespace(d_model=128, d_vocab=4096), runs, slopes, points, 20.0, 7.0,
+                           C_by_conv, paper_refit(), real, {}, bench if bench is not None else load_benchmarks())  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def real():
+    return load_real()
+
+
+@pytest.fixture(scope="module")
+def ctx(real):
+    return _ctx(real)
+
+
+def _text(items) -> str:
+    return "\n".join(i.data if isinstance(i, Markdown) else str(i) for i in items)
+
+
+def test_real_models_are_read_from_the_artifacts(tmp_path):
+    assert with_cramming_artifacts(tmp_path) == []
+    (tmp_path / "nano.json").write_text("{}")  # a book model, not a real one
+    (tmp_path / "gemma-3-270m.json").write_text("{}")
+    assert with_cramming_artifacts(tmp_path) == ["gemma-3-270m"]
+    (tmp_path / "smollm2-135m.json").write_text("{}")
+    assert with_cramming_artifacts(tmp_path) == ["smollm2-135m", "gemma-3-270m"]  # smallest first
+
+
+def test_at_cap_counts_failures_at_the_budget():
+    r = SimpleNamespace(
+        outcomes=[{"success": False, "steps": 20}, {"success": False, "steps": 7}, {"success": True, "steps": 3}]
+    )
+    assert at_cap(r, 20) == "1/2"
+    assert at_cap(SimpleNamespace(outcomes=[{"success": True, "steps": 3}]), 20) == "no failure"
+
+
+def test_own_slopes_follow_the_synthetic_n50s(ctx):
+    assert set(ctx.slopes) == {"natural", "random_words"}
+    assert ctx.slopes["natural"].slope == pytest.approx(4.0, abs=0.6)  # n50 = 4m + 2
+
+
+def test_answer_gives_the_real_slope_and_its_ratio(ctx, real):
+    name = next(n for n in real.names if (n, "natural") in real.slopes and real.slopes[n, "natural"][0].reliable)
+    s = real.slopes[name, "natural"][0]
+    C = CR.ball_C(real.shapes[name].d_model, real.shapes[name].d_vocab)
+    r, _ = table1_measured.ratio(C, s)
+    text = CR.answer(ctx)["cram_answer"]
+    assert name in text and f"{s.slope:.1f}" in text and f"about {r:.0f} times" in text
+    assert all(len(sent.split()) <= 30 for sent in re.split(r"(?<=\.) ", text))  # the opening box parses
+
+
+def test_answer_without_real_models_says_so(real):
+    empty = RealModels([], {}, {}, {}, {}, {})
+    assert "No real-model slope" in CR.answer(_ctx(empty))["cram_answer"]
+    assert CP.real_figure(_ctx(empty)) is None
+
+
+def test_meaning_is_at_most_five_short_points(ctx):
+    text = CR.meaning(ctx)[0].data
+    points = re.findall(r"^\d+\. ", text, flags=re.M)
+    assert 3 <= len(points) <= 5
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", re.sub(r"\*\*", "", text)) if len(s.split()) >= 3]
+    assert max(len(s.split()) for s in sentences) <= 30
+
+
+def test_results_table_has_a_row_per_series_and_no_ratio_of_an_unreliable_slope(ctx, real):
+    table = CR.results_table(ctx)[0].data
+    rows = table.splitlines()[2:]
+    assert len(rows) == len(ctx.refit) + len(real.slopes) + len(ctx.slopes)
+    for (name, kind), (s, _) in real.slopes.items():
+        row = next(r for r in rows if r.startswith(f"| {name}") and f"| {kind.replace('_', ' ')} |" in r)
+        assert ("no reliable slope" in row) == (not s.reliable)
+
+
+def test_bound_and_own_tables(ctx):
+    bound = _text(CR.bound_table(ctx))
+    assert "**rinf_fp16**" in bound and "| 4096 |" in bound
+    full = CR.own_runs_table(ctx, full=True)[0].data
+    assert "token-steps" in full and "1,234" in full
+    assert "token-steps" not in CR.own_runs_table(ctx)[0].data
+
+
+def test_a_new_unit_of_any_state_or_instrument_appears_and_breaks_nothing(tmp_path):
+    art = json.loads(CA.artifact_path("smollm2-135m").read_text())
+    base = next(u for u in art["units"] if u.get("state") == "complete" and u.get("dtype") == "float32")
+    for uid, state, steps in (("authors-3000", "partial", 3000), ("authors-queued", "pending", 3000)):
+        new = copy.deepcopy(base)
+        new.update(uid=f"{base['uid']}/{uid}", instrument="authors", max_steps=steps, state=state)
+        new["outcomes"] = base["outcomes"][:3] if state == "partial" else []
+        art["units"].append(new)
+    (tmp_path / "smollm2-135m.json").write_text(json.dumps(art))
+    real = load_real(folder=tmp_path)
+    ctx = _ctx(real)
+    text = _text(cramming_real.unit_tables(ctx))
+    assert "authors" in text
+    assert _text(cramming_real.slope_bullets(ctx)) and CP.real_figure(ctx) is not None
+    assert CR.answer(ctx)["cram_answer"]
+
+
+def test_every_record_builder_runs_on_the_stored_results(ctx):
+    for build in (cramming_search.search_benchmark, cramming_search.design_simulation, cramming_search.design_bound,
+                  cramming_search.trial_stop, cramming_intervals.passage_intervals, cramming_intervals.held_coverage,
+                  cramming_real.provenance, cramming_real.unit_tables, cramming_real.slope_bullets,
+                  cramming_instruments.continuation, cramming_instruments.instrument_table,
+                  cramming_instruments.instrument_reading, cramming_instruments.prefix_closure,
+                  cramming_instruments.prompt_norms, cramming_authors.gemma_beside_authors, CR.paper_refit_table,
+                  CR.natural_vs_random, CR.own_slope_table):  # fmt: skip
+        text = _text(build(ctx))
+        assert text and "nan" not in text.lower().replace("nano", ""), build.__name__
+
+
+def test_missing_benchmarks_name_the_command(real):
+    ctx = _ctx(real, bench={"passage_intervals": None, "held": None, "search": {}, "design_sim": None,
+                            "design_bound": None, "continuation": None})  # fmt: skip
+    for build in (cramming_search.search_benchmark, cramming_search.design_simulation, cramming_search.design_bound,
+                  cramming_intervals.passage_intervals, cramming_intervals.held_coverage, cramming_instruments.continuation):  # fmt: skip
+        assert "benchmarks/bench_" in _text(build(ctx)), build.__name__
+
+
+def test_figures_draw_one_panel_a_kind_and_two_a_real_model(ctx, real):
+    import matplotlib.pyplot as plt
+
+    assert len(CP.success_figure(ctx).axes) == len(PARAMS["kinds"])
+    assert len(CP.n50_figure(ctx).axes) == 1
+    assert len(CP.paper_figure(ctx).axes) == 2
+    assert len(CP.real_figure(ctx).axes) == 2 * len(real.names)
+    fig = CP.instruments_figure(cramming_instruments.instrument_rows(ctx)[1])
+    assert fig is None or len(fig.axes) >= 1
+    plt.close("all")
+
+
+def test_binomial_tolerance_and_times():
+    assert cramming_intervals.binomial_tolerance(100) == pytest.approx(2 * np.sqrt(0.95 * 0.05 / 100))
+    assert cramming_search.times(4.0) == "4.00 times cheaper"
