@@ -16,7 +16,7 @@ from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 from accessibility_lib.figures.plotting import legend_outside, token_colors
 from accessibility_lib.geometry import table1_resolved as T
 
-__all__ = ["RATIOS", "ratio_sweep_figure", "convergence_figure"]
+__all__ = ["RATIOS", "ratio_sweep_figure", "convergence_figure", "budget_ratio_figure", "length_figure"]
 
 RATIOS = ("cone/ball", "ellipsoid/ball", "cells/ellipsoid")
 
@@ -150,5 +150,92 @@ def convergence_figure(arts: dict, paper_prompts: int = 10_000):
     axes[1].set_ylabel("ratio of slopes")
     legend_outside(axes[0], "below", fontsize=7, ncol=2)
     legend_outside(axes[1], "below", fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def budget_ratio_figure(columns, paper_ball: dict, paper_steps: int):
+    """Table 1's ball ratio against the cramming budget: our columns at each budget, the paper's at its own.
+
+    Args:
+        columns: :class:`~accessibility_lib.figures.table1_report.OurColumn` of one method and kind (e.g. the
+            report's ``natural()``); one line per model through its budgets, each point with its interval.
+        paper_ball: the paper's ball row, ``{column: ratio}`` (:func:`accessibility_lib.theory.paper.table1`).
+        paper_steps: the paper's budget (steps), where its range and its Gemma-270M entry are drawn.
+
+    Returns:
+        the matplotlib figure (log-scaled budget axis).
+
+    Raises:
+        ValueError: no column to draw.
+    """
+    from accessibility_lib.figures.table1_report import model_label
+
+    columns = list(columns)
+    if not columns:
+        raise ValueError("budget_ratio_figure needs at least one column")
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    models = list(dict.fromkeys(c.model for c in columns))
+    for i, m in enumerate(models):
+        cs = sorted((c for c in columns if c.model == m), key=lambda c: c.budget)
+        x = [c.budget for c in cs]
+        r = [c.ball_ratio for c in cs]
+        y = [v for v, _ in r]
+        err = [[v - lo for v, (lo, _) in r], [hi - v for v, (_, hi) in r]]
+        ax.errorbar(x, y, yerr=err, fmt="o-", color=f"C{i}", capsize=3, label=f"{model_label(m)} (ours)")
+    lo, hi = min(paper_ball.values()), max(paper_ball.values())
+    ax.vlines(paper_steps, lo, hi, color="grey", lw=6, alpha=0.5, label="paper: its 7 models")
+    if "Gemma-270M" in paper_ball:
+        ax.plot([paper_steps], [paper_ball["Gemma-270M"]], "D", color="black", label="paper: Gemma-270M")
+    ax.set_xscale("log")
+    ticks = sorted({*(c.budget for c in columns), paper_steps})
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("cramming budget (optimiser steps per target)")
+    ax.set_ylabel("ball slope C / measured slope C_exp")
+    legend_outside(ax, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def length_figure(results):
+    """Ball slope (largest L2 norm) and box-inscribed ellipsoid slope fitted on prompts up to length ℓ.
+
+    ε is held at each model's full fit (its argmax-region ball row); one colour a model, circles for the ball,
+    dashed squares for the ellipsoid (the paper's Fig 9 varies prompts and length; this varies the longest length).
+
+    Args:
+        results: :class:`~accessibility_lib.geometry.support.ModelSupport` list; models without per-length fits
+            (shown from an artifact) are skipped.
+
+    Returns:
+        the matplotlib figure.
+    """
+    from accessibility_lib.theory import bounds
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    colors = token_colors(max(2, len(results)))
+    for i, r in enumerate(results):
+        if not r.by_length:
+            continue
+        eps = r.columns["argmax_region"].rows["ball"].eps
+        ells = sorted(r.by_length)
+        ax.plot(ells, [bounds.ball_slope(r.d, r.by_length[ell].radii["l2"], eps, r.d_vocab) for ell in ells], "o-",
+                color=colors[i], label=f"{r.name}: ball")  # fmt: skip
+        ax.plot(ells, [r.by_length[ell].ellipsoid.slope(eps, r.d_vocab) for ell in ells], "s--", color=colors[i],
+                label=f"{r.name}: box-inscribed ellipsoid")  # fmt: skip
+    ax.set_xscale("log")
+    ticks = sorted({ell for r in results for ell in r.by_length})
+    if ticks:
+        ax.set_xticks(ticks)
+    ax.get_xaxis().set_major_formatter(ScalarFormatter())
+    ax.set_xlabel("longest prompt length ℓ in the sample (tokens)")
+    ax.set_ylabel("slope C (tokens per prompt vector)")
+    legend_outside(ax, fontsize=8)
     fig.tight_layout()
     return fig

@@ -217,6 +217,7 @@ def slopes_by_budget(
     instrument: str = "paper",
     dtype: str = "float32",
     artifact: dict | None = None,
+    summaries: list | None = None,
 ) -> dict[int, dict[str, MeasuredSlope]]:
     """Budget (steps) -> kind -> the model's cramming slope at that budget, for every budget with complete ``ms``.
 
@@ -227,12 +228,14 @@ def slopes_by_budget(
     Args:
         model: the artifact's model name. kinds: target kinds to read. ms, instrument, dtype: as
             :func:`complete_budgets`. artifact: an artifact dict instead of the stored file (tests).
+        summaries: the artifact's unit summaries, where the caller has them already
+            (:func:`~accessibility_lib.runs.cramming_summary.summarize`; then no artifact is read).
 
     Raises:
         accessibility_lib.runs.cramming_artifacts.ArtifactMissingError: no stored artifact (names the command).
     """
-    art = artifact if artifact is not None else CA.load_artifact(model)
-    summaries = CS.summarize(art)
+    if summaries is None:
+        summaries = CS.summarize(artifact if artifact is not None else CA.load_artifact(model))
     out: dict[int, dict[str, MeasuredSlope]] = {}
     for kind in kinds:
         for budget in complete_budgets(summaries, kind, ms, instrument=instrument, dtype=dtype):
