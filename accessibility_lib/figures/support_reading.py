@@ -42,6 +42,18 @@ def empty_share_bound(empty: int, sampled: int, confidence: float = 0.95) -> flo
     return float(beta.ppf(confidence, empty + 1, sampled - empty))
 
 
+def _and(values) -> str:
+    """``"300 and 600"``, ``"300, 600 and 3000"``, ``"300"``."""
+    v = [str(x) for x in values]
+    return v[0] if len(v) == 1 else ", ".join(v[:-1]) + " and " + v[-1]
+
+
+def _span(values) -> str:
+    """``"192"`` for equal values, else ``"192–1,002"``."""
+    lo, hi = min(values), max(values)
+    return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+
+
 def _lab(label: str, text: str) -> str:
     return f"{{ref}}`{text} <{label}>`"
 
@@ -66,7 +78,7 @@ def trust_notes(report: Table1Report) -> list[str]:
                 f"{cs[-1].slope.fit.slope:.1f} tokens per vector between {cs[0].budget} and {cs[-1].budget} steps."
             )
     out.append(
-        f"**The budget.** Our slopes come from {', '.join(map(str, budgets))} optimiser steps a target; the paper's "
+        f"**The budget.** Our slopes come from {_and(budgets)} optimiser steps a target; the paper's "
         f"from {steps['max_steps']:,} (patience {steps['patience']}). "
         + " ".join(moves)
         + " So each ratio here is an upper estimate of the ratio at the paper's budget. "
@@ -80,14 +92,13 @@ def trust_notes(report: Table1Report) -> list[str]:
     ours_x = math.log2(report.supports[c0.model].columns[c0.method].rows["ball"].two_r_over_eps)
     out.append(
         f"**The precision ε.** The paper does not state its ε. Its ball row implies 2r/ε between 2^{lo_x:.1f} and "
-        f"2^{hi_x:.1f}; ours is 2^{ours_x:.1f}. A finer ε only raises our ratios: at the paper's, {c0.title} would "
-        f"read {at_lo:.1f}–{at_hi:.1f} instead of {c0.ball_ratio[0]:.1f}. So the gap to the paper is not the ε. "
+        f"2^{hi_x:.1f}; ours is 2^{ours_x:.1f}. A finer ε only raises our ratios. At the paper's, our ball ratio for "
+        f"{c0.title} would read {at_lo:.1f}–{at_hi:.1f} instead of {c0.ball_ratio[0]:.1f}. So the gap to the paper is not the ε. "
         f"Details: {_lab('sec-rows-eps', 'how each row depends on ε')}."
     )
     n_emb = {m: s.stats["samples"] for m, s in report.supports.items() if m in {c.model for c in nat}}
     out.append(
-        f"**The sample of embeddings.** Our rows rest on {min(n_emb.values()):,}–{max(n_emb.values()):,} "
-        f"embeddings of random prompts; the paper samples {paper.EMBED_PROMPTS:,} prompts. A largest norm can only "
+        f"**The sample of embeddings.** Our rows rest on {_span(n_emb.values())} embeddings of random prompts; the paper samples {paper.EMBED_PROMPTS:,} prompts. A largest norm can only "
         "grow with the sample, but with ε tied to the largest coordinate the rows move little. "
         f"Details: {_lab('sec-support-sample', 'how each row depends on the sample')}."
     )
@@ -103,7 +114,7 @@ def trust_notes(report: Table1Report) -> list[str]:
             "**The cells row.** It rests on a uniform sample of tokens, each cell measured one by one. "
             "It assumes the share of empty cells is what the sample saw ("
             + "; ".join(cells)
-            + " at 95 %). A larger share would cap every sequence length. "
+            + ", each at 95 %). A larger share would cap every sequence length. "
             f"Details: {_lab('sec-cells-resolved', 'the resolved cells')}."
         )
     g = report.supports.get("gemma-3-270m")
