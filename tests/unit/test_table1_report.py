@@ -143,7 +143,7 @@ def test_trust_notes_link_the_lab_notes_and_meaning_reads_the_table(report):
         "lab-support-gemma",
     ):
         assert sum(f"<{label}>" in n for n in notes) == 1
-    assert f"{paper.AUTHORS_CRAMMING_STEPS['max_steps']:,}" in notes[0] and "300, 600" in notes[0]
+    assert f"{paper.AUTHORS_CRAMMING_STEPS['max_steps']:,}" in notes[0] and "300 and 600" in notes[0]
     m = SRd.meaning(report)
     assert 0 < m["drop_lo"] <= m["drop_hi"] < 100
     assert m["budget"]["first"][1] > m["budget"]["last"][1] > m["tightest"]["ratio"] > 1
