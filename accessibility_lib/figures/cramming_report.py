@@ -32,6 +32,7 @@ __all__ = [
     "ball_C",
     "budget_trend",
     "exercise_values",
+    "three_nano_runs",
 ]
 
 N50_HEAD = "n50 [95 % CI] (tokens; natural: passage horizons)"
@@ -290,3 +291,37 @@ def exercise_values(ctx) -> dict:
     ok = s is not None and s.reliable
     return {"ex_model": name, "ex_d": f"{d}", "ex_v": f"{v:,}", "ex_slope": f"{s.slope:.1f}" if ok else "–",
             "ex_C": f"{C:.1f}", "ex_ratio": f"{C / s.slope:.0f}" if ok else "–"}  # fmt: skip
+
+
+def three_nano_runs(ctx) -> list:
+    """nano's natural n50 at m = 1 from the three runs that measure it: the page's own, the search benchmark's
+    sequential replay and the instrument comparison's ``paper`` row, and whether their intervals share a range.
+
+    Empty unless the page runs ``nano`` and the benchmark and instrument artifact are stored.
+    """
+    bench = ctx.bench["search"].get("nano")
+    if ctx.params["model_name"] != "nano" or ("natural", 1) not in ctx.runs or not bench or "nano" not in ctx.inst_art:
+        return []
+    own = ctx.runs["natural", 1].fit
+    b = next((r for r in bench["rows"] if r["kind"] == "natural" and r["m"] == 1), None)
+    i = next((u for u in ctx.inst_art["nano"] if (u.kind, u.m, u.instrument, u.max_steps, u.state)
+              == ("natural", 1, "paper", BASE_STEPS, "complete")), None)  # fmt: skip
+    if b is None or i is None or i.fit is None:
+        return []
+    patience = bench["command"].split("--patience ")[1].split()[0] if "--patience " in bench["command"] else "none"
+    cis = [own.ci, tuple(b["sequential"]["ci"]), i.fit.ci]
+    overlap = max(c[0] for c in cis) <= min(c[1] for c in cis)
+    return [Markdown(
+        "nano's natural n50 at m = 1 from three runs, all with the authors' optimiser on the same held-out "
+        "windows:\n\n"
+        f"- this page's own ({ctx.params['n_targets']} targets a length, {ctx.params['max_steps']} steps, patience "
+        f"{ctx.params['patience']}): "
+        f"{own.describe()};\n"
+        f"- the search benchmark's sequential design ({max(b['sequential']['trials'])} targets, {BASE_STEPS} steps, "
+        f"patience {patience}): "
+        f"{b['sequential']['describe']};\n"
+        f"- the instrument comparison's paper row ({i.n_targets} targets, {BASE_STEPS} steps, no patience): "
+        f"{i.fit.describe()}.\n\n"
+        "They differ in target count, budget and patience. Their intervals "
+        + ("share a common range." if overlap else "do not all overlap.")
+    )]  # fmt: skip

@@ -94,3 +94,12 @@ def test_chapter_prose_has_no_typed_number(stem):
 
     bad = failing_sentences(chapter(stem).markdown.read_text())
     assert bad == [], f"{stem}: {len(bad)} sentences with a number no cell produced:\n" + "\n".join(bad)
+
+
+def test_chapter_3_lab_notes_prose_has_no_typed_number():
+    """Chapter 3's lab notes hold to the chapters' rule: every number in their prose comes from a cell."""
+    from accessibility_lib.runs.registry import lab_notes
+
+    page = next(p for p in lab_notes() if p.stem == "lab_cramming")
+    bad = failing_sentences(page.markdown.read_text())
+    assert bad == [], "lab_cramming: sentences with a number no cell produced:\n" + "\n".join(bad)
