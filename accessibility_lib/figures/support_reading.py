@@ -102,19 +102,28 @@ def trust_notes(report: Table1Report) -> list[str]:
         "grow with the sample, but with ε tied to the largest coordinate the rows move little. "
         f"Details: {_lab('sec-support-sample', 'how each row depends on the sample')}."
     )
-    cells = []
+    cells, caps = [], []
     for m, art in report.resolved.items():
         D = T1R.rows_from_inputs(art["inputs"])["ellipsoid + non-uniform cells"]["from"]["D"]
         q = empty_share_bound(int(D["empty"]), int(D["tokens_sampled"]))
         cells.append(
             f"{model_label(m)}: {D['empty']} empty of {D['tokens_sampled']:,} sampled, at most {100 * q:.1f} %"
         )
+        if 0 < q < 1:
+            caps.append(math.log(2) / -math.log1p(-q))
     if cells:
         out.append(
             "**The cells row.** It rests on a uniform sample of tokens, each cell measured one by one. "
-            "It assumes the share of empty cells is what the sample saw ("
+            "It takes the share of empty cells to be what the sample saw ("
             + "; ".join(cells)
-            + ", each at 95 %). A larger share would cap every sequence length. "
+            + ", each a 95 % bound). "
+            + (
+                f"At that bound, a sequence longer than {min(caps):.0f} tokens would meet an empty cell more often "
+                "than not, and the cells row would stop growing with m. "
+                if caps
+                else ""
+            )
+            + "Where a replicate run measured the splitting variance above its ideal, the row uses the measured one. "
             f"Details: {_lab('sec-cells-resolved', 'the resolved cells')}."
         )
     g = report.supports.get("gemma-3-270m")
