@@ -35,8 +35,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from accessibility_lib.experiments.cram_result import CramResult, check_resume
-from accessibility_lib.experiments.prompt_init import _init_prompt, embedding_stats
+from accessibility_lib.experiments.cram_result import CramResult, check_resume, continuation_settings
+from accessibility_lib.experiments.instruments import INITS, RULES
+from accessibility_lib.experiments.prompt_init import _init_prompt, embedding_stats, init_stats
 from accessibility_lib.ground.checks import check_int, check_positive_real, check_real
 from accessibility_lib.models.decoding import greedy_decode, model_device, model_dtype
 from accessibility_lib.models.handle import context_length
@@ -44,7 +45,10 @@ from accessibility_lib.models.handle import context_length
 if TYPE_CHECKING:
     from accessibility_lib.models.handle import ModelHandle
 
-__all__ = ["CramResult", "cram", "embedding_stats"]
+__all__ = ["CramResult", "cram", "embedding_stats", "SUCCESS_EPS"]
+
+#: the authors' success test: teacher-forced accuracy ≥ 1 − this (their code's tolerance for float rounding)
+SUCCESS_EPS = 1e-6
 
 
 def _check_targets(handle, target_ids, m: int, n_given: int = 0) -> list[list[int]]:
@@ -94,6 +98,8 @@ def cram(
     weight_decay: float = 0.0,
     init_prompts: torch.Tensor | None = None,
     resume: list[tuple[dict, dict] | None] | None = None,
+    init: str = "embedding_stats",
+    rule: str = "book",
 ) -> CramResult:
     """Cram every target into its own soft prompt of m vectors, all targets in one batch.
 
@@ -127,6 +133,18 @@ def cram(
             step cap. The target continues from that state up to ``max_steps`` updates in all; the first
             check of the stored prompt (already made by the stopped run) is not repeated, so with no
             patience the continued run is exactly the uninterrupted one (the nested budgets of chapter 3).
+            A state is refused unless it provably continues into this run: the same seed and optimiser settings
+            (:func:`~accessibility_lib.experiments.cram_result.continuation_settings`), no more steps than
+            ``max_steps``, and a patience that had not stopped it and could not have stopped it earlier.
+        init: where prompts start (:data:`~accessibility_lib.experiments.instruments.INITS`): ``"embedding_stats"``
+            (the book: mean + init_scale·std·N(0, 1) of the real, scaled embeddings) or ``"raw_table"`` (the
+            authors: init_scale·std(W_E)·N(0, 1), the raw table's std, :func:`~accessibility_lib.experiments.prompt_init.raw_table_std`).
+        rule: ``"book"`` (check, then update; success = verified greedy decode; patience counts checks without a
+            loss fall of > 1e-4 relative or an accuracy rise) or ``"authors"`` (their loop: check, update every
+            row, then stop on teacher-forced accuracy ≥ 1 − :data:`SUCCESS_EPS` — their success test, the kept
+            prompt being the one *after* that update —, on ``patience`` checks without a strict rise of the
+            accuracy, or after ``max_steps`` updates, the prompt after the last update never checked). Under
+            the authors' rule ``success`` is their test and :attr:`CramResult.verified` the book's.
 
     Returns:
         A :class:`CramResult` with one entry per target, in input order.
@@ -139,6 +157,8 @@ def cram(
             with more steps than ``max_steps``.
     """
     m = check_int("m", m, minimum=1)
+    if init not in INITS or rule not in RULES:
+        raise ValueError(f"init must be one of {INITS} and rule one of {RULES}; got init={init!r}, rule={rule!r}")
     lr = check_positive_real("lr", lr)
     max_steps = check_int("max_steps", max_steps, minimum=0)
     patience = check_int("patience", patience, minimum=1)
@@ -172,12 +192,24 @@ def cram(
             raise ValueError(f"init_prompts must have shape (B, m, d_model) = {want}, got {tuple(init_prompts.shape)}")
         if not torch.isfinite(init_prompts).all():
             raise ValueError("init_prompts contains NaN or inf values")
-    resume = check_resume(resume, n_tg, m, int(handle.d_model), max_steps)
+    settings = continuation_settings(
+        lr=lr,
+        betas=(b1, b2),
+        weight_decay=weight_decay,
+        init=init,
+        init_scale=init_scale,
+        rule=rule,
+        n_given=n_given,
+        prefix_ids=prefix_ids,
+        patience=patience,
+        max_steps=max_steps,
+    )
+    resume = check_resume(resume, n_tg, m, int(handle.d_model), max_steps, settings=settings, seeds=seeds)
 
     handle.model.eval()
     for p in handle.model.parameters():
         p.requires_grad_(False)
-    mean, std = embedding_stats(handle)
+    mean, std = init_stats(handle, init, init_scale)
     parts = []
     for start in range(0, n_tg, batch_size):
         sl = slice(start, start + batch_size)
@@ -193,22 +225,26 @@ def cram(
                 (b1, b2),
                 max_restarts,
                 mean,
-                std * init_scale,
+                std,
                 prefix_ids,
                 n_given,
                 weight_decay,
                 None if init_prompts is None else init_prompts[sl],
                 resume[sl],
+                rule,
             )
         )
-    return CramResult(
+    fields = [f for f in CramResult.__dataclass_fields__ if f != "settings"]
+    out = CramResult(
         *[
             torch.cat([getattr(p, f) for p in parts])
             if isinstance(getattr(parts[0], f), torch.Tensor)
             else np.concatenate([getattr(p, f) for p in parts])
-            for f in CramResult.__dataclass_fields__
+            for f in fields
         ]
     )
+    out.settings = settings
+    return out
 
 
 def _cram_batch(
@@ -228,6 +264,7 @@ def _cram_batch(
     weight_decay=0.0,
     init=None,
     resume=None,
+    rule="book",
 ) -> CramResult:
     model, dtype, device = handle.model, model_dtype(handle), model_device(handle)
     B = len(targets)
@@ -276,6 +313,15 @@ def _cram_batch(
         disagree[i] = int(sc.get("decode_disagreements", 0))
         skip_check[i] = True
 
+    authors = rule == "authors"
+    stopped_by = np.full(B, "", dtype=object)
+    verified = np.zeros(B, dtype=bool)  # authors' rule: the kept prompt decodes the target (the book's test)
+    verified_at_hit = np.zeros(B, dtype=bool)  # ... and the prompt at which the accuracy reached 100 % does
+    if authors:  # the authors' loop never checks the prompt after its last update: a resumed state is unchecked
+        skip_check[:] = False
+        at_cap = steps >= max_steps
+        done[at_cap], stopped_by[at_cap] = True, "cap"
+
     while not done.all():
         idx_np = np.nonzero(~done)[0]
         idx = torch.as_tensor(idx_np, device=device)
@@ -291,43 +337,56 @@ def _cram_batch(
         correct = ((logits.argmax(-1) == t_act) & mk).sum(1)  # (b,)
         acc = (correct.float() / scored[idx]).detach().cpu().numpy()
         loss_np = loss.detach().cpu().numpy()
-
-        # 1. targets whose teacher-forced argmax (the full-recompute path) is all right: confirm by
-        #    real greedy decoding with a KV cache, the path that defines "crammed"
-        fresh = ~skip_check[idx_np]  # (b,) rows whose current prompt has not been checked yet
-        cand = np.nonzero((acc >= 1.0) & fresh)[0]
-        if cand.size:
-            rows = idx[torch.as_tensor(cand, device=device)]
-            n_new = int(lengths[rows].max()) - g
-            dec = greedy_decode(handle, prompts[rows], n_new, prefix_ids, tgt[rows, :g] if g else None)  # (c, n - g)
-            ok = ((dec == tgt[rows, g : g + n_new]) | ~mask[rows, g : g + n_new]).all(1).cpu().numpy()
-            for c, good in zip(cand, ok):
-                i = idx_np[c]
-                if good:
-                    success[i], done[i] = True, True
-                else:
-                    disagree[i] += 1
-        # 2. bookkeeping, divergence, patience and step limits
         bad = ~np.isfinite(loss_np)
-        for j, i in enumerate(idx_np):
-            if done[i]:
-                final_loss[i], best_acc[i] = loss_np[j], max(best_acc[i], acc[j])
-                continue
-            if not bad[j] and fresh[j]:
+
+        if authors:
+            # the authors' loop: record the check, update every row (also one that has just succeeded), then stop
+            # on 100 % teacher-forced accuracy, on `patience` checks without a strict rise of it, or at the cap
+            hit = (acc >= 1.0 - SUCCESS_EPS) & ~bad  # (b,)
+            for j, i in enumerate(idx_np):
+                if bad[j]:
+                    continue
                 final_loss[i] = loss_np[j]
-                improved = (
-                    (not np.isfinite(best_loss[i]))
-                    or loss_np[j] < best_loss[i] - 1e-4 * abs(best_loss[i])
-                    or acc[j] > best_acc[i]
-                )
-                best_acc[i] = max(best_acc[i], acc[j])
-                best_loss[i] = min(best_loss[i], loss_np[j])
-                since_best[i] = 0 if improved else since_best[i] + 1
-            if steps[i] >= max_steps or since_best[i] >= patience:
-                done[i] = True
-        skip_check[idx_np] = False
+                since_best[i] = 0 if acc[j] > best_acc[i] else since_best[i] + 1
+                best_acc[i], best_loss[i] = max(best_acc[i], acc[j]), min(best_loss[i], loss_np[j])
+            hit_prompts = prompts[idx[torch.as_tensor(np.nonzero(hit)[0], device=device)]].clone()  # (h, m, d)
+            upd = np.arange(len(idx_np))
+        else:
+            # 1. targets whose teacher-forced argmax (the full-recompute path) is all right: confirm by
+            #    real greedy decoding with a KV cache, the path that defines "crammed"
+            fresh = ~skip_check[idx_np]  # (b,) rows whose current prompt has not been checked yet
+            cand = np.nonzero((acc >= 1.0) & fresh)[0]
+            if cand.size:
+                rows = idx[torch.as_tensor(cand, device=device)]
+                n_new = int(lengths[rows].max()) - g
+                dec = greedy_decode(handle, prompts[rows], n_new, prefix_ids, tgt[rows, :g] if g else None)
+                ok = ((dec == tgt[rows, g : g + n_new]) | ~mask[rows, g : g + n_new]).all(1).cpu().numpy()
+                for c, good in zip(cand, ok):
+                    i = idx_np[c]
+                    if good:
+                        success[i], done[i], stopped_by[i] = True, True, "success"
+                    else:
+                        disagree[i] += 1
+            # 2. bookkeeping, divergence, patience and step limits
+            for j, i in enumerate(idx_np):
+                if done[i]:
+                    final_loss[i], best_acc[i] = loss_np[j], max(best_acc[i], acc[j])
+                    continue
+                if not bad[j] and fresh[j]:
+                    final_loss[i] = loss_np[j]
+                    improved = (
+                        (not np.isfinite(best_loss[i]))
+                        or loss_np[j] < best_loss[i] - 1e-4 * abs(best_loss[i])
+                        or acc[j] > best_acc[i]
+                    )
+                    best_acc[i] = max(best_acc[i], acc[j])
+                    best_loss[i] = min(best_loss[i], loss_np[j])
+                    since_best[i] = 0 if improved else since_best[i] + 1
+                if steps[i] >= max_steps or since_best[i] >= patience:
+                    done[i], stopped_by[i] = True, "cap" if steps[i] >= max_steps else "patience"
+            skip_check[idx_np] = False
+            upd = np.nonzero(~done[idx_np])[0]
         # 3. one Adam update for the rest (per-target bias correction: rows are independent runs)
-        upd = np.nonzero(~done[idx_np])[0]
         if upd.size == 0:
             continue
         good = upd[~bad[upd]]
@@ -354,14 +413,34 @@ def _cram_batch(
             )
         for u, i in enumerate(idx_np[upd]):
             steps[i] += 1
+            if authors and hit[upd[u]]:
+                continue  # crammed by the authors' test: the update that follows it is part of their loop
             if bad[upd[u]] or not gfin[u] or norm_bad[u]:
                 if restarts[i] >= max_restarts:
-                    diverged[i], done[i] = True, True
+                    diverged[i], done[i], stopped_by[i] = True, True, "diverged"
                     continue
                 restarts[i] += 1
-                fresh = _init_prompt(seeds[i] + 1_000_003 * int(restarts[i]), m, mean, std).to(device)
-                prompts[i], exp_avg[i], exp_avg_sq[i], adam_t[i] = fresh, 0.0, 0.0, 0.0
+                fresh_p = _init_prompt(seeds[i] + 1_000_003 * int(restarts[i]), m, mean, std).to(device)
+                prompts[i], exp_avg[i], exp_avg_sq[i], adam_t[i] = fresh_p, 0.0, 0.0, 0.0
                 since_best[i], best_loss[i] = 0, np.inf
+        if authors:
+            for j, i in enumerate(idx_np):
+                if done[i]:
+                    continue
+                if hit[j]:
+                    success[i], done[i], stopped_by[i] = True, True, "success"
+                elif since_best[i] >= patience:
+                    done[i], stopped_by[i] = True, "patience"
+                elif steps[i] >= max_steps:
+                    done[i], stopped_by[i] = True, "cap"
+            if hit.any():  # the book's test beside theirs: does the kept prompt (after the update) decode the target?
+                h_rows = idx[torch.as_tensor(np.nonzero(hit)[0], device=device)]
+                n_new = int(lengths[h_rows].max()) - g
+                given = tgt[h_rows, :g] if g else None
+                want, valid = tgt[h_rows, g : g + n_new], ~mask[h_rows, g : g + n_new]
+                for buf, pr in ((verified, prompts[h_rows]), (verified_at_hit, hit_prompts)):
+                    dec = greedy_decode(handle, pr, n_new, prefix_ids, given)
+                    buf[h_rows.cpu().numpy()] = ((dec == want) | valid).all(1).cpu().numpy()
     return CramResult(
         success,
         steps,
@@ -377,4 +456,7 @@ def _cram_batch(
         adam_t.cpu().numpy().astype(np.int64),
         best_loss,
         since_best,
+        stopped_by.astype(str),
+        verified if authors else success.copy(),
+        verified_at_hit if authors else success.copy(),
     )

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from accessibility_lib.experiments.cram_result import continuation_settings, effective_patience, same_prefix
 from accessibility_lib.experiments.cramming import cram
 from accessibility_lib.experiments.n50_bisect import locate_n50
 from accessibility_lib.experiments.n50_result import N50Search
@@ -215,6 +216,18 @@ def find_n50(
         settings["prefix_ids"] = prefix_ids
     if n_given and layout is None:
         settings["n_given"] = n_given
+    run_settings = continuation_settings(
+        lr=cram_kwargs.get("lr", 1e-2),
+        betas=cram_kwargs.get("betas", (0.9, 0.9)),
+        weight_decay=cram_kwargs.get("weight_decay", 0.0),
+        init=cram_kwargs.get("init", "embedding_stats"),
+        init_scale=cram_kwargs.get("init_scale", 1.0),
+        rule=cram_kwargs.get("rule", "book"),
+        n_given=n_given,
+        prefix_ids=prefix_ids,
+        patience=None,
+        max_steps=1,
+    )
     bar = progress(total=None, desc=f"cramming m={m} ({name})", disable=not show_progress) if show_progress else None
     weights = weights_fingerprint(handle)  # a retrained model under the same name never reuses results
     dtype = str(model_dtype(handle))
@@ -251,8 +264,9 @@ def find_n50(
                 if resume[j] is not None:
                     found[i]["continued_from"] = int(resume[j][0]["steps"])
                 arrays = {"prompt": res.prompts[j].numpy()}
-                if nest and not found[i]["success"] and not found[i]["diverged"]:
-                    # a failure at the cap: keep Adam's state so a larger budget continues it
+                if nest and found[i].get("stopped_by", "cap") == "cap" and not found[i]["success"]:
+                    # a failure at the cap (not ended by patience or divergence): keep Adam's state so a larger
+                    # budget continues it
                     scalars, state = res.state(j)
                     found[i].update({k: scalars[k] for k in STATE_SCALARS})
                     arrays.update(state)
@@ -273,23 +287,42 @@ def find_n50(
     nest = (
         store is not None
         and bool(nested_budgets)
-        and settings.get("patience") == settings.get("max_steps")
         and "max_steps" in settings
+        and (settings.get("patience") == settings.get("max_steps") or settings.get("rule") == "authors")
     )
+    budget_b = int(settings.get("max_steps", 0))
+    own_patience = effective_patience(settings.get("patience"), budget_b) if "max_steps" in settings else None
+
+    def _other_keys(key: dict, other: int):
+        """The store keys of the same target at budget ``other``: with no patience, and (the authors' rule) with
+        this run's patience; each with that run's effective patience."""
+        out = [({**key, "max_steps": other, "patience": other}, None)]
+        if own_patience is not None:
+            out.append(({**key, "max_steps": other, "patience": own_patience}, effective_patience(own_patience, other)))
+        return out
 
     def _nested(key: dict) -> dict | None:
-        """This budget's outcome read off a run of the same target with another budget (no patience):
-        a run of b steps is exactly the first b steps of a longer one, and a success at step s ≤ b is
-        the same success at any budget ≥ s."""
-        b = int(settings["max_steps"])
+        """This budget's outcome read off a run of the same target with another budget, where the two runs are
+        provably the same up to the smaller budget h (:func:`same_prefix`): a run that ended at step s ≤ h (success,
+        patience) ends so at any budget ≥ s; a longer run that went past this budget b is a failure at b."""
+        b = budget_b
         for big in sorted(set(int(x) for x in nested_budgets) - {b}):
-            other = store.get("cramming", {**key, "max_steps": big, "patience": big})
-            if other is None:
-                continue
-            if big > b or other["success"]:
-                rec = {k: v for k, v in other.items() if k not in STATE_ARRAYS + STATE_SCALARS + ("continued_from",)}
-                ok = bool(other["success"]) and int(other["steps"]) <= b
-                rec.update(success=ok, steps=min(int(other["steps"]), b), derived_from=big)
+            for okey, opat in _other_keys(key, big):
+                other = store.get("cramming", okey)
+                if other is None or not same_prefix(opat, own_patience, min(b, big)):
+                    continue
+                s_, why = int(other["steps"]), other.get("stopped_by")
+                ended = other["success"] or (why in ("patience", "diverged") and s_ <= b)
+                if not (big > b or ended):
+                    continue
+                drop = STATE_ARRAYS + STATE_SCALARS + ("continued_from",)
+                rec = {k: v for k, v in other.items() if k not in drop}
+                ok = bool(other["success"]) and s_ <= b
+                rec.update(success=ok, steps=min(s_, b), derived_from=big)
+                if s_ > b:
+                    rec["stopped_by"] = "cap"
+                    for k in ("verified", "verified_at_hit"):
+                        rec.pop(k, None)
                 arrays = {"prompt": np.asarray(other["prompt"])} if ok and "prompt" in other else None
                 if not ok:
                     rec.pop("prompt_l2", None), rec.pop("prompt_linf", None)
@@ -298,22 +331,29 @@ def find_n50(
         return None
 
     def _continuable(key: dict):
-        """The state of the longest stored run of this target at a smaller budget that stopped at its cap
-        (no patience): this budget's run continues it instead of repeating its first steps."""
-        b = int(settings["max_steps"])
+        """The state of the longest stored run of this target at a smaller budget that stopped at its cap with no
+        patience stop and provably the same computation so far: this budget's run continues it instead of
+        repeating its first steps (``cram`` checks the state's settings, seed and patience again)."""
+        b = budget_b
         for small in sorted((int(x) for x in nested_budgets if int(x) < b), reverse=True):
-            other = store.get("cramming", {**key, "max_steps": small, "patience": small})
-            if (
-                other is None
-                or other["success"]
-                or other.get("diverged")
-                or int(other["steps"]) != small
-                or not all(k in other for k in STATE_ARRAYS + STATE_SCALARS)
-            ):
-                continue
-            scalars = {k: other[k] for k in STATE_SCALARS + ("steps", "restarts", "best_accuracy", "final_loss")}
-            scalars["decode_disagreements"] = other.get("decode_disagreements", 0)
-            return scalars, {k: np.asarray(other[k], dtype=np.float32) for k in STATE_ARRAYS}
+            for okey, opat in _other_keys(key, small):
+                other = store.get("cramming", okey)
+                if (
+                    other is None
+                    or other["success"]
+                    or other.get("diverged")
+                    or other.get("stopped_by", "cap") != "cap"
+                    or int(other["steps"]) != small
+                    or not all(k in other for k in STATE_ARRAYS + STATE_SCALARS)
+                    or not same_prefix(opat, own_patience, small)
+                    or (own_patience is not None and int(other["since_best"]) >= own_patience)
+                ):
+                    continue
+                scalars = {k: other[k] for k in STATE_SCALARS + ("steps", "restarts", "best_accuracy", "final_loss")}
+                scalars["decode_disagreements"] = other.get("decode_disagreements", 0)
+                scalars["seed"] = int(okey["seed"])
+                scalars["settings"] = {**run_settings, "patience": opat}
+                return scalars, {k: np.asarray(other[k], dtype=np.float32) for k in STATE_ARRAYS}
         return None
 
     def stored_lengths() -> dict[int, int]:

@@ -39,3 +39,50 @@ def _init_prompt(seed: int, m: int, mean: torch.Tensor, std: torch.Tensor) -> to
     gen = torch.Generator().manual_seed(seed)
     z = torch.randn(m, mean.numel(), generator=gen)  # (m, d), on CPU for device-independent draws
     return mean.cpu() + std.cpu() * z
+
+
+@torch.no_grad()
+def raw_table_std(handle: ModelHandle) -> float:
+    """The standard deviation of every entry of the model's raw input-embedding table (the authors' init scale).
+
+    The authors' replication code starts each soft prompt as N(0, 1)·std(W_E), with std over all entries of the
+    embedding *weight* (padded and never-trained rows included). For Gemma that weight lacks the √d input scale
+    the model applies to token ids, so this start is about 1/√d of the scale of the token inputs
+    (:meth:`ModelHandle.embed`).
+
+    Returns:
+        The standard deviation (model input units, float; Bessel-corrected, as ``torch.std``).
+
+    Raises:
+        ValueError: a model whose input embeddings have no ``weight`` table (the message names its type).
+    """
+    emb = handle.model.get_input_embeddings()
+    weight = getattr(emb, "weight", None)
+    if weight is None:
+        raise ValueError(f"the model's input embeddings ({type(emb).__name__}) have no weight table to take a std of")
+    return float(weight.detach().float().std())
+
+
+def init_stats(handle: ModelHandle, init: str, init_scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-coordinate (mean, std) that :func:`_init_prompt` draws prompts from, for an init rule.
+
+    Args:
+        init: ``"embedding_stats"`` (the book: mean and std of the real, scaled embeddings, :func:`embedding_stats`)
+            or ``"raw_table"`` (the authors: zero mean, :func:`raw_table_std` in every coordinate).
+        init_scale: multiplies the std.
+
+    Returns:
+        (mean, std), each (d_model,) float32 on the model's device.
+
+    Raises:
+        ValueError: an unknown init (the message lists both).
+    """
+    if init == "embedding_stats":
+        mean, std = embedding_stats(handle)
+    elif init == "raw_table":
+        mean, _ = embedding_stats(handle)
+        std = torch.full_like(mean, raw_table_std(handle))
+        mean = torch.zeros_like(mean)
+    else:
+        raise ValueError(f"init must be 'embedding_stats' (the book's) or 'raw_table' (the authors'), got {init!r}")
+    return mean, std * init_scale

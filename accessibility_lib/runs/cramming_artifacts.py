@@ -224,19 +224,30 @@ def _state_name(uid: str, row: dict, array: str) -> str:
 
 
 def _continued_units(units: list[dict]) -> list[dict]:
-    """The units whose capped failures a larger budget of the same measurement (kind, m, convention,
-    corpus, targets, seed, instrument, dtype; no patience) may continue."""
+    """The units whose capped failures a larger budget of the same measurement (kind, m, convention, corpus, seed,
+    instrument, dtype; the same targets) may continue: with no patience, the larger budget's patience none or
+    longer than the smaller budget; under the authors' rule also the same patience. Book-rule units pair only with
+    the same target count (as the first artifacts did); the authors' units share targets 0 … n − 1 across counts."""
+    from accessibility_lib.experiments.instruments import INSTRUMENTS
 
     def group(u):
-        return tuple(
-            u.get(k) for k in ("kind", "m", "length_convention", "corpus", "n_targets", "seed", "instrument", "dtype")
-        )
+        return tuple(u.get(k) for k in ("kind", "m", "length_convention", "corpus", "seed", "instrument", "dtype"))
 
-    top: dict = {}
-    for u in units:
-        if u.get("patience") is None:
-            top[group(u)] = max(top.get(group(u), 0), int(u["max_steps"]))
-    return [u for u in units if u.get("patience") is None and int(u["max_steps"]) < top[group(u)]]
+    def authors(u):
+        inst = INSTRUMENTS.get(u.get("instrument", "paper"))
+        return inst is not None and inst.rule == "authors"
+
+    def continues(small: dict, big: dict) -> bool:
+        if group(small) != group(big) or int(big["max_steps"]) <= int(small["max_steps"]):
+            return False
+        if not authors(small) and small.get("n_targets") != big.get("n_targets"):
+            return False
+        p, q = small.get("patience"), big.get("patience")
+        if p is None:
+            return q is None or (authors(big) and int(q) > int(small["max_steps"]))
+        return authors(small) and p == q
+
+    return [u for u in units if any(continues(u, v) for v in units)]
 
 
 def write_states(path, store, model: str, units: list[dict]) -> int:

@@ -103,7 +103,8 @@ def _paper_budget(model: str) -> list[CrammingUnit]:
     stored ``paper`` unit of the same targets: the initial prompt's effect at 300 steps (the two loops differ
     there by their initial prompt, and by one step in where each checks success, see the conventions appendix).
     SmolLM2-135M: both kinds at m = 1 … 4 and the book's initial prompt at m = 1, 2; Gemma-3-270M: both kinds at
-    m = 1, natural text at m = 2."""
+    m = 1, natural text at m = 2. The runner stores each 3,000-step unit's predicted n50 before it starts; the
+    artifact's ``provenance.projection`` gives the hours left (an upper estimate: it ignores the patience)."""
     base = [CrammingUnit(kind, 1, max_steps=BASE_STEPS, patience=None, instrument="authors") for kind in KINDS]
     full = dict(max_steps=AUTHORS_STEPS, patience=500)
     if model == "gemma-3-270m":
@@ -113,12 +114,11 @@ def _paper_budget(model: str) -> list[CrammingUnit]:
             CrammingUnit("natural", 2, n_targets=20, instrument="authors", **full),
             base[1],
         ]
-    return base + [
-        CrammingUnit(kind, m, n_targets=20 if m <= 2 else 10, instrument=inst, **full)
-        for m in (1, 2)
-        for inst in ("authors", "authors-book-init")
-        for kind in KINDS
-    ] + [CrammingUnit(kind, m, instrument="authors", **full) for m in (3, 4) for kind in KINDS]  # fmt: skip
+    def at(m: int, inst: str = "authors") -> list[CrammingUnit]:
+        return [CrammingUnit(kind, m, n_targets=20 if m <= 2 else 10, instrument=inst, **full) for kind in KINDS]
+
+    # the authors' slope (m = 1 ... 4) first, the book's initial prompt at m = 1 beside it, at m = 2 last
+    return base + at(1) + at(1, "authors-book-init") + at(2) + at(3) + at(4) + at(2, "authors-book-init")
 
 
 KINDS = ("natural", "random_words")

@@ -283,8 +283,8 @@ def run_cramming_unit(
             should_stop=should_stop,
         )
     kw = {"design": unit.design}
-    if unit.patience is None:  # budgets nest: a shorter run is the start of a longer one
-        kw["nested_budgets"] = NESTED_BUDGETS
+    if unit.patience is None or inst.rule == "authors":  # budgets nest: a shorter run is the start of a longer one
+        kw["nested_budgets"] = NESTED_BUDGETS  # (the authors' patience too: find_n50 checks where it is provable)
     if unit.design == "bisect":
         kw.update(n_start=max(source.min_length, int(round(0.9 * n_pred))), n_probe=unit.n_targets, n_around=0)
     else:
