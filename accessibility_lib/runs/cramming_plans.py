@@ -114,6 +114,7 @@ def _paper_budget(model: str) -> list[CrammingUnit]:
             CrammingUnit("natural", 2, n_targets=20, instrument="authors", **full),
             base[1],
         ]
+
     def at(m: int, inst: str = "authors") -> list[CrammingUnit]:
         return [CrammingUnit(kind, m, n_targets=20 if m <= 2 else 10, instrument=inst, **full) for kind in KINDS]
 
