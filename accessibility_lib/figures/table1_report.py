@@ -364,7 +364,13 @@ def headline(report: Table1Report) -> dict:
         f"On {model_label(model)}, the ball bound is {last[1]:.1f}× [{last[2][0]:.1f}, {last[2][1]:.1f}] the measured "
         f"cramming slope at {last[0]} steps"
         + (
-            " (" + ", ".join(f"{r:.1f}× at {b}" for b, r, _ in budgets[:-1]) + "). The ratio falls as the budget grows."
+            " ("
+            + ", ".join(f"{r:.1f}× at {b}" for b, r, _ in budgets[:-1])
+            + (
+                "). The ratio falls as the budget grows."
+                if all(b[1] < a[1] for a, b in zip(budgets, budgets[1:]))
+                else "). The ratio does not fall at every step of the budget."
+            )
             if len(budgets) > 1
             else "."
         )

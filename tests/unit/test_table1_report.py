@@ -201,3 +201,11 @@ def test_run_models_shows_an_unavailable_model_from_its_artifact(tmp_path):
     assert [r.name for r in results] == ["smollm2-135m"] and results[0].source["command"]
     assert "shown from its stored artifact" in notes[0] and "support_artifact.py --model no-such-model" in notes[1]
     assert support.load_artifact("smollm2-135m").columns.keys() == results[0].columns.keys()
+
+
+def test_the_headline_says_falls_only_when_the_ratio_falls():
+    falling = T1.Table1Report([_col("a", 300, 10.0), _col("a", 600, 20.0)], {}, {}, {})
+    assert "The ratio falls as the budget grows." in T1.headline(falling)["text"]
+    rising = T1.Table1Report([_col("a", 300, 20.0), _col("a", 600, 10.0)], {}, {}, {})
+    text = T1.headline(rising)["text"]
+    assert "falls as" not in text and "does not fall" in text and "45.0× [" in text  # 450 / 10 at 600 steps
