@@ -429,10 +429,10 @@ def _cram_batch(
                     continue
                 if hit[j]:
                     success[i], done[i], stopped_by[i] = True, True, "success"
+                elif steps[i] >= max_steps:  # at the cap a patience stop is the cap's (a larger budget may continue)
+                    done[i], stopped_by[i] = True, "cap"
                 elif since_best[i] >= patience:
                     done[i], stopped_by[i] = True, "patience"
-                elif steps[i] >= max_steps:
-                    done[i], stopped_by[i] = True, "cap"
             if hit.any():  # the book's test beside theirs: does the kept prompt (after the update) decode the target?
                 h_rows = idx[torch.as_tensor(np.nonzero(hit)[0], device=device)]
                 n_new = int(lengths[h_rows].max()) - g

@@ -59,7 +59,7 @@ def _authors_reference(handle, target, m, seed, *, lr, cap, patience):
             reason = "success"
             break
         if counter >= patience:
-            reason = "patience"
+            reason = "patience" if steps < cap else "cap"  # the same failure; the book names a stop at the cap "cap"
             break
     return reason, steps, best, prompt.detach().clone()
 
@@ -99,7 +99,7 @@ def test_a_continued_authors_run_is_the_fresh_run_at_the_larger_budget(tiny, sho
     kw = dict(lr=LR, n_given=1, init="raw_table", rule="authors", betas=(0.9, 0.9), weight_decay=0.01)
     short = cram(tiny, targets, 2, max_steps=20, patience=short_patience or 20, seed=11, **kw)
     fresh = cram(tiny, targets, 2, max_steps=60, patience=patience, seed=11, **kw)
-    capped = [i for i in range(len(targets)) if short.stopped_by[i] == "cap"]
+    capped = [i for i in range(len(targets)) if short.stopped_by[i] == "cap" and short.since_best[i] < patience]
     assert capped
     cont = cram(
         tiny,
@@ -167,6 +167,15 @@ def test_find_n50_continues_the_authors_budget_and_matches_a_fresh_search(tiny, 
 
     assert sorted(map(key, cont.outcomes)) == sorted(map(key, fresh.outcomes))
     assert any("continued_from" in r for r in cont.outcomes) or any("derived_from" in r for r in cont.outcomes)
+
+
+def test_a_patience_that_runs_out_at_the_cap_is_the_cap(tiny):
+    """A run with no patience (patience = budget) whose accuracy never rises stops at the cap, not by patience:
+    a larger budget with a longer patience continues it (the nested budgets read it so)."""
+    res = cram(tiny, [[1, 2, 3, 4, 5, 6, 7, 8]], 1, max_steps=4, patience=4, lr=1e-6, n_given=1, rule="authors")
+    assert int(res.since_best[0]) == 4 and (res.stopped_by[0], int(res.steps[0])) == ("cap", 4)
+    res = cram(tiny, [[1, 2, 3, 4, 5, 6, 7, 8]], 1, max_steps=9, patience=4, lr=1e-6, n_given=1, rule="authors")
+    assert (res.stopped_by[0], int(res.steps[0])) == ("patience", 4)
 
 
 def test_unknown_init_or_rule_is_refused_with_the_choices(tiny):
