@@ -63,7 +63,8 @@ def n50_figure(ctx):
                     label=f"{kind}: C_exp = {s.slope:.2f}" + ("" if s.reliable else " (unreliable)"))  # fmt: skip
     ax.set_xlabel("prompt length m (vectors)")
     ax.set_ylabel(f"n50 (tokens, {params['length_convention']})")
-    ax.legend(fontsize=8, loc="upper left")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="upper left")
     plt.tight_layout()
     return fig
 

@@ -233,7 +233,7 @@ def meaning(ctx) -> list:
         C = ball_C(ctx.real.shapes[name].d_model, ctx.real.shapes[name].d_vocab)
         pts.append(
             f"**Random tokens are the one kind the corollary caps.** On {name} at m = 1 they cram to "
-            f"{u.fit.n50:.1f} tokens. The cap C·m is {C:.0f} tokens, {C / u.fit.n50:.0f} times more."
+            f"{u.fit.n50:.1f} tokens. The cap C·m at m = 1 is {C:.0f} tokens, {C / u.fit.n50:.0f} times more."
         )
     pts.append("**Three things narrow the gap, and this chapter does not split it.** The search and its step budget "
                "may miss prompts that exist. The embeddings fill an ellipsoid, not a ball. The greedy map's cells are "
