@@ -27,6 +27,7 @@ import numpy as np
 
 from accessibility_lib.figures import plotting
 from accessibility_lib.figures.tables import md_table
+from accessibility_lib.models.names import label as reader_name
 from accessibility_lib.theory import bounds, meanfield
 
 __all__ = [
@@ -143,7 +144,7 @@ def real_decoders_text(free: dict, shipped: dict, real_sweeps: dict, *, ms: list
     assert free_max < 1e-4, f"position-free deviations {free_max:.1e} exceed the fp32 tolerance 1e-4"
     dev, tv = np.median(shipped["dup_layers"][-1, :, -1]), np.median(shipped["dup_tv"][-1])
     real = "".join(
-        f" For {name} as shipped (medians over {real_prompts} prompts at m = {r['ms'][-1]}, its last layer read after "
+        f" For {reader_name(name)} as shipped (medians over {real_prompts} prompts at m = {r['ms'][-1]}, its last layer read after "
         f"the final norm): {np.median(r['dup_layers'][-1, :, -1]):.2g} and {np.median(r['dup_tv'][-1]):.2g}."
         for name, r in real_sweeps.items()
     )
@@ -167,9 +168,9 @@ def lipschitz_table(summaries: dict, readout: dict, q: float) -> str:
     rows = ["| model | pairs (W > 0) | TV/W median | TV/W quartiles | TV/W 90% | TV/W max | largest TV at W = 0 (pairs) | "
             "greedy token changed at W = 0 | smallest W flipping the argmax |", "|---" * 9 + "|"]  # fmt: skip
     for k, s in summaries.items():
-        rows.append(f"| {k} | {s['n']} | {s['median']:.3g} | {s['q25']:.3g} – {s['q75']:.3g} | {s['q90']:.3g} "
+        rows.append(f"| {reader_name(k)} | {s['n']} | {s['median']:.3g} | {s['q25']:.3g} – {s['q75']:.3g} | {s['q90']:.3g} "
                     f"| {s['max']:.3g} | {tv0(s)} | {s['flips_at_w0']} of {s['n_w0']} | {s['w_flip_min']:.3g} |")  # fmt: skip
-    few = [k for k, s in summaries.items() if s["n"] < 20]
+    few = [reader_name(k) for k, s in summaries.items() if s["n"] < 20]
     swaps = md_table(["forward", "prompts", "greedy token changed", "median TV", "largest TV"],
                      [[case, len(r["tv"]), f"{int(r['argmax_changed'].sum())} of {len(r['tv'])}",
                        f"{np.median(r['tv']):.2g}", f"{r['tv'].max():.2g}"] for case, r in readout.items()]).data  # fmt: skip
@@ -241,7 +242,7 @@ def wasserstein_verdict(s_free: dict, s_ship: dict, ro_free: dict, flips: list, 
     if flips:
         text.append(
             "The smallest W > 0 at which the greedy token changed: "
-            + ", ".join(f"{w:.3g} ({k})" for k, w in flips)
+            + ", ".join(f"{w:.3g} ({reader_name(k)})" for k, w in flips)
             + ". It does not bound ε: two measures on either side of a class boundary may be told apart at any W > 0"
             + (". The flips are not rounding: " if min(w for _, w in flips) > 1e3 * fp32_res else ". For comparison, ")
             + f"fp32's resolution at the size of {model_label}'s prompt vectors (RMS norm {rms:.3g}) is {fp32_res:.1e}."

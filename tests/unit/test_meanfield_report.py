@@ -44,6 +44,9 @@ def test_real_decoders_text_states_the_tolerance_and_fails_past_it():
     text, top = MR.real_decoders_text(_sweep(1e-7), _sweep(0.3), {}, ms=[3, 6], n_prompts=2, real_prompts=2,
                                       model_label="nano")  # fmt: skip
     assert top == "2e-07" and "at most 2e-07" in text and "by 0.6 (relative, median)" in text
+    real, _ = MR.real_decoders_text(_sweep(1e-7), _sweep(0.3), {"smollm2-135m": _sweep(0.5, ms=(8, 32))}, ms=[3, 6],
+                                    n_prompts=2, real_prompts=2, model_label="nano")  # fmt: skip
+    assert "For SmolLM2-135M as shipped (medians over 2 prompts at m = 32" in real and "smollm2" not in real
     with pytest.raises(AssertionError, match="fp32 tolerance"):
         MR.real_decoders_text(_sweep(1e-3), _sweep(0.3), {}, ms=[3, 6], n_prompts=2, real_prompts=2, model_label="x")
 
