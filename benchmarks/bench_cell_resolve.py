@@ -68,7 +68,16 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", default=BASELINE)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a seconds-long run on tiny sizes (the test suite runs it): checks that the script runs, not its numbers"
+        + " (nano's artifact, 2 tokens, 4 particles, 3 moves)",
+    )
     args = ap.parse_args(argv)
+    if args.tiny:
+        args.model, args.tokens, args.particles, args.moves, args.group = "nano", 2, 4, 3, 2
+        args.old_batch = args.new_batch = 2
 
     import numpy as np
     import torch

@@ -5,6 +5,7 @@ running argmax and counts. Its floor is the matmul (n, d) @ (d, |V|); the ratio 
 matmul time / cell_volumes time (1.0 = no overhead beyond the matmul).
 
 Run: ``.venv/bin/python benchmarks/bench_cell_volumes.py [--device cuda] [--n 8192] [--d 576] [--vocab 49152]``
+(``--tiny``: n = 256, d = 16, |V| = 64, what the test suite runs)
 """
 
 import argparse
@@ -26,7 +27,14 @@ def main():
     ap.add_argument("--d", type=int, default=576)  # SmolLM2-135M's shape by default
     ap.add_argument("--vocab", type=int, default=49152)
     ap.add_argument("--chunk", type=int, default=65536)
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a seconds-long run on tiny sizes (the test suite runs it): checks that the script runs, not its numbers",
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.n, args.d, args.vocab, args.chunk = 256, 16, 64, 128
     dev = torch.device(args.device)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     g = torch.Generator().manual_seed(0)

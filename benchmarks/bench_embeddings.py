@@ -40,7 +40,14 @@ def main():
     ap.add_argument(
         "--random-width", type=int, default=None, help="use a random GPT-NeoX of this width instead of nano"
     )
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a seconds-long run on tiny sizes (the test suite runs it): checks that the script runs, not its numbers",
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.length, args.prompts, args.budget = 8, 4, 64
     h, label = handle(args.random_width)
     cfg = h.model.config
     L = cfg.num_hidden_layers

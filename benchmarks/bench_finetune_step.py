@@ -102,11 +102,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=5, help="timed steps of each kind (after 2 warm-up steps)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", default=None, help="write the result here")
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a seconds-long run on tiny sizes (the test suite runs it): checks that the script runs, not its numbers",
+    )
     args = ap.parse_args(argv)
+    if args.tiny:  # the from-scratch copying model (no fetched model), one warm-up and one timed step
+        args.base, args.reps = "scratch", 1
     if args.reps < 1:
         ap.error(f"--reps must be at least 1, got {args.reps}")
     load_before = os.getloadavg()[0]
-    res = measure(args.base, args.reps, threads=args.threads)
+    res = measure(args.base, args.reps, warmup=1 if args.tiny else 2, threads=args.threads)
     res["load_average"] = [
         load_before,
         os.getloadavg()[0],

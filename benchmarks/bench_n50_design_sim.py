@@ -126,7 +126,15 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n-targets", type=int, default=10)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a seconds-long run on tiny sizes (the test suite runs it): checks that the script runs, not its numbers"
+        + " (nano, its first unit, 2 searches)",
+    )
     args = ap.parse_args(argv)
+    if args.tiny:
+        args.models, args.reps = "nano", 2
     if args.reps < 1:
         raise SystemExit(f"--reps must be ≥ 1, got {args.reps}")
     rows = []
@@ -137,6 +145,8 @@ def main(argv=None) -> int:
                 continue
             true_n50 = {}
             for u in units:
+                if args.tiny and rows:
+                    break
                 n50, k = float(u.fit.n50), float(u.fit.steepness)
                 if not (math.isfinite(n50) and math.isfinite(k) and k > 0):
                     continue

@@ -109,8 +109,20 @@ def main(argv=None) -> int:
         help="let each design take stored lengths in place of its own choices (the runners' resume rule; "
         "the first benchmarks ran so): its cost then depends on what was stored before it",
     )
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a seconds-long run on tiny sizes (the test suite runs it): checks that the script runs, not its numbers"
+        + " (random words, m = 1, 2 targets, 10 steps, a temporary store)",
+    )
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.tiny:
+        args.kinds, args.ms, args.max_steps, args.n_targets = "random_words", "1", 10, 2
+        if args.store is None:  # never the repository's store
+            import tempfile
+
+            args.store = tempfile.mkdtemp(prefix="bench_n50_search_")
     store = ResultStore(args.store) if args.store else default_store()
     if args.seed_artifact:
         print(f"imported {CA.import_artifact(CA.artifact_path(args.model), store)} stored outcomes")

@@ -114,8 +114,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a seconds-long run on tiny sizes (the test suite runs it): checks that the script runs, not its numbers"
+        + " (2 repetitions of the first grid and the first search case)",
+    )
     args = ap.parse_args(argv)
-    if args.reps < 10:
+    if args.tiny:
+        args.reps = 2
+    elif args.reps < 10:
         ap.error(f"--reps must be at least 10 (a coverage from fewer says little), got {args.reps}")
     cases = [
         ("grid", "shared", 20, 0.0, lambda s: _grid(s, True, 0.0)),
@@ -126,6 +134,8 @@ def main(argv=None) -> int:
         ("search", "shared", 10, 0.0, lambda s: _search(s, 0.0, 10)),
         ("search", "independent", 20, 0.0, lambda s: _search(s, 0.0, 20, shared=False)),
     ]
+    if args.tiny:
+        cases = [cases[0], cases[3]]
     rows = []
     for design, passages, n_targets, noise, run in cases:
         triples = [run(seed) for seed in tqdm(range(args.reps), desc=f"{design}, {passages}, {n_targets}, {noise}")]

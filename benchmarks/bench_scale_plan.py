@@ -130,21 +130,30 @@ def _commit() -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help=f"store the result in {scaleplan.THROUGHPUT_PATH}")
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a seconds-long run on tiny sizes (the test suite runs it): checks that the script runs, not its numbers"
+        + " (stand-ins of width 16 and 32, one layer; never --write)",
+    )
     args = ap.parse_args(argv)
+    if args.tiny and args.write:
+        ap.error("--tiny measures nothing worth storing: drop --write")
+    sizes_run = {"small": (16, 1), "large": (32, 1)} if args.tiny else SIZES
     torch.set_num_threads(1)
     os.environ.setdefault("ACCESSIBILITY_PROGRESS", "0")
     print(f"load average (1 min) at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; one torch thread")
-    rate = _cpu_matmul_rate()
+    rate = _cpu_matmul_rate(256, 2) if args.tiny else _cpu_matmul_rate()
     print(f"fp32 matmul, one thread: {rate / 1e9:.1f} GFLOP/s (thread CPU time)")
     sizes, eta = {}, {}
     for kind in ("cram", "forward", "cells", "train"):
-        got = {name: measure(kind, d, layers) for name, (d, layers) in SIZES.items()}
+        got = {name: measure(kind, d, layers) for name, (d, layers) in sizes_run.items()}
         (f_s, t_s), (f_l, t_l) = got["small"], got["large"]
         flop_ratio, time_ratio = f_l / f_s, t_l / t_s
         eta[kind] = f_l / t_l / rate
         sizes[kind] = {
-            "small": f"d = {SIZES['small'][0]}, {SIZES['small'][1]} layers",
-            "large": f"d = {SIZES['large'][0]}, {SIZES['large'][1]} layers",
+            "small": f"d = {sizes_run['small'][0]}, {sizes_run['small'][1]} layers",
+            "large": f"d = {sizes_run['large'][0]}, {sizes_run['large'][1]} layers",
             "flops_small": f_s,
             "flops_large": f_l,
             "seconds_small": t_s,

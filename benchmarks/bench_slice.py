@@ -31,7 +31,15 @@ def main() -> None:
     ap.add_argument("--resolution", type=int, default=400)
     ap.add_argument("--rows", type=int, default=40, help="grid rows for the direct d-dimensional argmax (400 = all)")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="a seconds-long run on tiny sizes (the test suite runs it): checks that the script runs, not its numbers"
+        + " (nano, a 24x24 slice, 4 rows, once)",
+    )
     args = ap.parse_args()
+    if args.tiny:
+        args.model, args.resolution, args.rows, args.repeats = "nano", 24, 4, 1
 
     h = models.load_model(args.model)
     ids, mask = h.encode(["The quick brown fox", "https://", "In a distant future"])
