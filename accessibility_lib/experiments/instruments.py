@@ -34,13 +34,26 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["Instrument", "INSTRUMENTS", "PROTOCOLS", "INITS", "RULES", "get_instrument", "check_budget"]
+__all__ = [
+    "Instrument",
+    "INSTRUMENTS",
+    "PROTOCOLS",
+    "INITS",
+    "RULES",
+    "PAPER_LABEL",
+    "get_instrument",
+    "instrument_label",
+    "check_budget",
+]
 
 PROTOCOLS = ("fixed", "progressive")
 #: where prompts start: the book's per-coordinate statistics of the scaled embeddings, or the authors' raw table
 INITS = ("embedding_stats", "raw_table")
 #: the loop's rules: the book's (patience on loss or accuracy, verified decode, check then update) or the authors'
 RULES = ("book", "authors")
+#: how the ``paper`` instrument is printed: it is the authors' optimiser in the book's loop, not the authors' loop
+#: (that is ``authors``); the key ``paper`` stays in stored uids, store keys, presets and parameters
+PAPER_LABEL = "book's loop (authors' optimiser)"
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,7 @@ class Instrument:
         lr: Adam learning rate. betas: Adam betas. weight_decay: AdamW's decoupled decay.
         init_scale: prompts start at mean + init_scale·std·N(0, 1) of the real input embeddings.
         description: one line for tables.
+        label: the printed name where it differs from the key (no comma: tables split budget labels on ", ").
         init: ``"embedding_stats"`` (the book's: per-coordinate mean and std of the real, scaled input embeddings)
             or ``"raw_table"`` (the authors': zero mean, the raw table's std, :data:`INITS`).
         rule: ``"book"`` or ``"authors"`` — the loop's patience rule, success test and step order (:data:`RULES`,
@@ -68,6 +82,13 @@ class Instrument:
     description: str
     init: str = "embedding_stats"
     rule: str = "book"
+    label: str = ""
+
+    @property
+    def printed(self) -> str:
+        """The name printed beside its numbers: ``label`` where it has one (``"paper"``: its key in stored uids,
+        store keys and presets is kept, its label says what it is), else its key."""
+        return self.label or self.name
 
     def __post_init__(self) -> None:
         if self.init not in INITS or self.rule not in RULES:
@@ -97,6 +118,7 @@ INSTRUMENTS: dict[str, Instrument] = {
         1e-2,
         description="the authors' optimiser (AdamW lr 1e-2, betas (0.9, 0.9), wd 0.01) with the book's initial "
         "prompt, patience rule and verified success, fixed length",
+        label=PAPER_LABEL,
         **_PAPER,
     ),
     "lr3e-2": Instrument("lr3e-2", "fixed", 3e-2, description="as paper, lr 3e-2", **_PAPER),
@@ -143,6 +165,14 @@ def get_instrument(name: str) -> Instrument:
     if name not in INSTRUMENTS:
         raise ValueError(f"unknown cramming instrument {name!r}; choose one of: {', '.join(INSTRUMENTS)}")
     return INSTRUMENTS[name]
+
+
+def instrument_label(name: str) -> str:
+    """The printed name of an instrument (:attr:`Instrument.printed`): e.g. ``"paper"`` ->
+    ``"book's loop (authors' optimiser)"``, ``"authors"`` -> ``"authors"``; an unknown name is returned as it is
+    (units of older artifacts)."""
+    inst = INSTRUMENTS.get(name)
+    return name if inst is None else inst.printed
 
 
 def check_budget(max_steps: object, patience: object = None) -> tuple[int, int]:

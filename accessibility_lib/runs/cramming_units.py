@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from accessibility_lib.experiments.instruments import check_budget, get_instrument
+from accessibility_lib.experiments.instruments import check_budget, get_instrument, instrument_label
 from accessibility_lib.experiments.targets import KEY_TAG
 
 if TYPE_CHECKING:
@@ -99,12 +99,13 @@ class CrammingUnit:
 
     @property
     def budget_label(self) -> str:
-        """The budget as printed beside an n50, e.g. "300 steps (patience 100), paper"."""
+        """The budget as printed beside an n50, e.g. "300 steps (patience 100), book's loop (authors' optimiser)"
+        (the instrument's printed name, :func:`~accessibility_lib.experiments.instruments.instrument_label`)."""
         if self.instrument.startswith("progressive"):
             base, per_token, retry = progressive_budget(self.max_steps)
             return f"{base} + {per_token}·ℓ steps a stage, a {retry}-step retry, {self.instrument}"
         pat = "no patience" if self.patience is None else f"patience {self.patience}"
-        return f"{self.max_steps} steps ({pat}), {self.instrument}"
+        return f"{self.max_steps} steps ({pat}), {instrument_label(self.instrument)}"
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -182,7 +182,13 @@ def test_a_progressive_unit_names_its_growing_stage_budget_and_is_not_refit_as_f
     u = CrammingUnit("natural", 1, instrument="progressive", max_steps=300)
     assert progressive_budget(300) == (100, 10, 300)
     assert u.budget_label == "100 + 10·ℓ steps a stage, a 300-step retry, progressive"
-    assert CrammingUnit("natural", 1, max_steps=300, patience=None).budget_label == "300 steps (no patience), paper"
+    # the key "paper" stays (uids, store keys, presets); the label says what it is: not the authors' loop
+    label = "300 steps (no patience), book's loop (authors' optimiser)"
+    assert CrammingUnit("natural", 1, max_steps=300, patience=None).budget_label == label
+    assert CrammingUnit("natural", 1, max_steps=3000, patience=500, instrument="authors").budget_label == (
+        "3000 steps (patience 500), authors"
+    )
+    assert "," not in get_instrument("paper").printed  # tables split budget labels on ", "
     rec = {"uid": u.uid, "instrument": "progressive", "outcomes": [{"target": 0, "horizon": 5, "capped": False}]}
     with pytest.raises(ValueError, match="progressive.*summarize"):
         CA.refit_unit(rec)
