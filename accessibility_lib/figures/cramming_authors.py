@@ -76,7 +76,7 @@ def _reading(units, authors) -> list:
         if u.fit.ci[0] < u.lengths[i_low] and not u.fit.ci_open[0]:
             extra.append(f"Its lower end lies below the shortest length tried, {u.lengths[i_low]:.0f} tokens, where "
                          f"{u.rates[i_low] * u.trials[i_low]:.0f} of {u.trials[i_low]:.0f} crammed")  # fmt: skip
-        parts = [u.fit.describe(), *([text] if u.patience is not None else []), _verdict(u, authors[u.kind], curve),
+        parts = [f"its n50 is {u.fit.n50:.1f}", *([text] if u.patience is not None else []), _verdict(u, authors[u.kind], curve),
                  *([plateau] if plateau else []), *extra]  # fmt: skip
         reading.append(f"- **{u.kind.replace('_', ' ')}, {u.budget_label.split(',')[0]}, {u.n_targets} targets a "
                        "length**: " + ". ".join(p[0].upper() + p[1:] for p in parts) + ".")  # fmt: skip

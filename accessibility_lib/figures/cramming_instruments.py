@@ -88,14 +88,11 @@ def _base_text(name, kind, base) -> str:
     best = max(base, key=lambda p: p[4].n50)
     rest = [p for p in base if p is not best]
     apart = [p[2] for p in rest if p[4].ci[1] < best[4].ci[0]]
-    listing = "; ".join(
-        f"{p[2]} ({p[5]:,} token-steps): {p[4].describe()}" for p in sorted(base, key=lambda p: -p[4].n50)
-    )
-    text = f"- **{name}, {kind}**, at the base budget of {BASE_STEPS} steps: {listing}. "
+    text = f"- **{name}, {kind}**, at the base budget of {BASE_STEPS} steps: "
     if not apart:
-        return text + (f"Every interval overlaps the largest n50's, so no instrument is shown to cram further. The "
-                       f"cheapest search is {min(base, key=lambda p: p[5])[2]}'s.")  # fmt: skip
-    return text + (f"{best[2]} crams furthest: its interval lies above {', '.join(apart)}'s"
+        return text + (f"every interval overlaps the largest n50's ({best[2]}'s), so no instrument is shown to cram "
+                       f"further. The cheapest search is {min(base, key=lambda p: p[5])[2]}'s.")  # fmt: skip
+    return text + (f"{best[2]} crams furthest. Its interval lies above {', '.join(apart)}'s"
                    + ("" if len(apart) == len(rest) else
                       f" and overlaps {', '.join(p[2] for p in rest if p[2] not in apart)}'s") + ".")  # fmt: skip
 
@@ -114,8 +111,8 @@ def _progressive_text(name, kind, p, base, units) -> str:
 
 
 def instrument_reading(ctx) -> list:
-    """Per model and kind: which instrument crams furthest, progressive growth against them, the budget curve and,
-    for nano, its budget pairs (the real models' pairs are read in their slope bullets)."""
+    """Per model and kind: which instrument crams furthest at the base budget, and progressive growth against them
+    (the budget curves and pairs are :mod:`accessibility_lib.figures.cramming_budgets`' tables)."""
     _, points, _ = instrument_rows(ctx)
     text = []
     for name, kind in sorted({(p[0], p[1]) for p in points}):
@@ -129,19 +126,6 @@ def instrument_reading(ctx) -> list:
                 f"- **{name}, {kind}**: only {base[0][2]} is complete at the base budget ({base[0][4].describe()})."
             )
         text.extend(_progressive_text(name, kind, p, base, units) for p in pts if p[2].startswith("progressive"))
-        if len(CB.budget_curve(units, kind).get("float32", [])) >= 2:
-            said = name not in ctx.inst_art and (name, kind) in ctx.real.slopes
-            text.append(f"- **{name}, {kind}, budget curve**: " + (f"{CB.budget_curve_brief(units, kind)}, read in full in "
-                        "the slope's bullet" if said else CB.budget_curve_text(units, kind)) + ".")  # fmt: skip
-        pairs = CB.budget_moves(units, kind, 2 * BASE_STEPS, BASE_STEPS) if name in ctx.inst_art else []
-        if len(pairs) >= 2:
-            flat = all(abs(b.fit.n50 - a.fit.n50) < CB.MIN_GAP for _, a, b in pairs)
-            text.append(f"- **{name}, {kind}, budget pairs** ({BASE_STEPS} and {2 * BASE_STEPS} steps, no patience): "
-                        + "; ".join(f"m = {m}: {a.fit.describe()} → {b.fit.describe()}" for m, a, b in pairs)
-                        + ". A base-budget slope is a lower estimate if a larger budget raises n50 at least as much at "
-                        "larger m" + CB.budget_condition_text(units, kind, BASE_STEPS)
-                        + (f". No point estimate moves by {CB.MIN_GAP:g} token or more at any of these m" if flat else "")
-                        + ". These units have no patience, unlike the page's own runs.")  # fmt: skip
     out = [Markdown("\n".join(text) if text else "No instrument comparison stored yet.")]
     left = [f"{u.kind.replace('_', ' ')} m = {u.m} ({u.budget_label.split(',')[0]})"
             for units in ctx.inst_art.values() for u in units if u.state != "complete"]  # fmt: skip

@@ -16,6 +16,7 @@ import math
 import numpy as np
 from IPython.display import Markdown
 
+from accessibility_lib.figures.cramming_budgets import TREND
 from accessibility_lib.figures.cramming_context import BASE_STEPS, n50_text
 from accessibility_lib.figures.cramming_report import ball_C
 from accessibility_lib.figures.tables import md_table
@@ -150,7 +151,7 @@ def unit_tables(ctx) -> list:
 
 
 def _same_n50(ctx) -> list:
-    same = []
+    rows = []
     for name, units in ctx.real.summaries.items():
         slope_units = {(u.kind, u.m): u.uid for (n_, _), (_, pts) in ctx.real.slopes.items() if n_ == name for u in pts}
         bench_rows = {r["kind"]: r for r in ctx.bench["search"].get(name, {}).get("rows", []) if r["m"] == 1}
@@ -159,20 +160,20 @@ def _same_n50(ctx) -> list:
                   == (kind, 1, "paper", "float32", BASE_STEPS, "complete") and u.fit is not None]  # fmt: skip
             if len(us) + (kind in bench_rows) < 2:
                 continue
-            parts = [f"{u.n_targets} targets" + (" (the slope's unit)" if slope_units.get((kind, 1)) == u.uid else "")
-                     + f": {n50_text(u)}" for u in sorted(us, key=lambda u: u.n_targets)]  # fmt: skip
+            for u in sorted(us, key=lambda u: u.n_targets):
+                run = f"{u.n_targets} targets" + (" (the slope's unit)" if slope_units.get((kind, 1)) == u.uid else "")
+                rows.append([name, kind.replace("_", " "), run, n50_text(u)])
             if kind in bench_rows:
-                parts.append(f"the search benchmark's sequential replay {bench_rows[kind]['sequential']['describe']} "
-                             "(a different subset of the same outcomes)")  # fmt: skip
-            same.append(f"- {name}, {kind.replace('_', ' ')}, m = 1: " + "; ".join(parts) + ".")
-    if not same:
+                rows.append([name, kind.replace("_", " "), "the search benchmark's sequential replay",
+                             bench_rows[kind]["sequential"]["describe"]])  # fmt: skip
+    if not rows:
         return []
     return [
-        Markdown(
-            f"The same n50 from more than one run (the authors' optimiser, {BASE_STEPS} steps, float32). "
-            "A 20-target unit holds the 10-target unit's targets and ten more.\n\n" + "\n".join(same)
-        )
-    ]
+        Markdown(f"The same n50 at m = 1 from more than one run (the authors' optimiser, {BASE_STEPS} steps, float32). "
+                 "A 20-target unit holds the 10-target unit's targets and ten more. The benchmark's replay fits a "
+                 "different subset of the same outcomes."),
+        md_table(["model", "target kind", "run", "n50 at m = 1 [95 % CI]"], rows),
+    ]  # fmt: skip
 
 
 def _t1_note(name, kind) -> str:
@@ -196,38 +197,33 @@ def _rt(C, fit) -> str:
     return f"{r:.1f} [{lo:.1f}, {hi:.1f}]"
 
 
-def _budget_pairs(summaries, kind, s, curve, C) -> tuple[str, str]:
-    moves = CB.budget_moves(summaries, kind, curve[1].max_steps, BASE_STEPS)
-    if len(moves) < 2:
-        return ("Budget pairs", f"no pair: a {curve[1].max_steps}-step unit on the same targets is stored at "
-                + (f"m = {moves[0][0]} only" if moves else "no m") + ". Whether every n50 moves by one factor "
-                "needs two values of m, so it is untested for this slope")  # fmt: skip
+def _slope_text(fit, C) -> str:
+    if not fit.reliable:
+        return f"{fit.slope:.1f} (unreliable)"
+    return f"{fit.describe(1)} (ratio {_rt(C, fit)})"
+
+
+def _budget_pairs(summaries, kind, curve, C) -> tuple[str, str]:
     b_steps = curve[1].max_steps
+    moves = CB.budget_moves(summaries, kind, b_steps, BASE_STEPS)
+    if len(moves) < 2:
+        return ("Budget pairs", f"a {b_steps}-step unit on the same targets is stored at "
+                + (f"m = {moves[0][0]} only" if moves else "no m") + ". Whether every n50 moves alike is untested")  # fmt: skip
     ms, lo_s, hi_s = CB.budget_slopes(summaries, kind, b_steps, BASE_STEPS)
     g1 = moves[0][2].fit.n50 / moves[0][1].fit.n50 - 1
-    unsettled = [m_ for m_, a_, b_ in moves if CB.facing_ends(a_, b_)[0] != "above"]
-    text = (f"the same {moves[0][1].n_targets} targets at {BASE_STEPS} and {b_steps} steps: "
-            + "; ".join(f"m = {m_}: {a_.fit.describe()} → {b_.fit.describe()}" for m_, a_, b_ in moves)
-            + f". Through these m the slope is {lo_s.describe(1)} at {BASE_STEPS} steps and {hi_s.describe(1)} at "
-            f"{b_steps}. Moved by m = {ms[0]}'s factor ({100 * g1:+.0f} %) the first would be "
-            f"{lo_s.slope * (1 + g1):.1f}")  # fmt: skip
-    if lo_s.reliable and hi_s.reliable:
-        text += f". The ratio C / C_exp is {_rt(C, lo_s)} at {BASE_STEPS} steps and {_rt(C, hi_s)} at {b_steps}"
-    elif s.reliable:
-        text += ". No ratio is taken of these slopes: one is unreliable"
-    text += (f". At m = {', '.join(map(str, unsettled))} the two budgets' intervals do not settle the move"
-             if unsettled else ". At every m the move is measured (facing ends a token or more apart)")  # fmt: skip
-    if b_steps == 2 * BASE_STEPS:
-        text += (". The slope is a lower estimate if a larger budget raises n50 at least as much at larger m"
-                 + CB.budget_condition_text(summaries, kind, BASE_STEPS))  # fmt: skip
-    return ("Budget pairs", text)
+    return ("Budget pairs", f"through m = {', '.join(map(str, ms))} on the same targets the slope is "
+            f"{_slope_text(lo_s, C)} at {BASE_STEPS} steps and {_slope_text(hi_s, C)} at {b_steps}. Moved by "
+            f"m = {ms[0]}'s factor ({100 * g1:+.0f} %), the first would be {lo_s.slope * (1 + g1):.1f}. The moves per m "
+            "are in the budget-pairs table")  # fmt: skip
 
 
 def _budget_subs(summaries, kind, s, pts, C) -> list:
     sub = [("Failures at the step cap", CB.budget_reading(pts)[1])] if any(u.patience is not None for u in pts) else []
-    sub.append(("Budget curve", CB.budget_curve_text(summaries, kind, dtype="float32")))
     curve = CB.budget_curve(summaries, kind).get("float32")
-    if not (curve and s.reliable):
+    if not curve:
+        return [*sub, ("Budget curve", "none is stored for this kind")]
+    sub.append(("Budget curve", f"{TREND[CB.curve_trend(curve)]} (the budget-curves table)"))
+    if not s.reliable:
         return sub
     if CB.patience_share(curve[0]) != CB.patience_share(pts[0]):
         sub.append(("Budget bias", f"the budget curve's trials stop by another rule than the slope's "
@@ -239,7 +235,7 @@ def _budget_subs(summaries, kind, s, pts, C) -> list:
                 f"({curve[0].fit.n50:.1f} → {curve[-1].fit.n50:.1f}). Were every n50 to move by that factor, the slope "
                 f"would move by {s.slope * grow:+.1f}, " + ("more" if abs(s.slope * grow) > half else "less")
                 + f" than its interval's half-width ({half:.1f})"))  # fmt: skip
-    sub.append(_budget_pairs(summaries, kind, s, curve, C))
+    sub.append(_budget_pairs(summaries, kind, curve, C))
     return sub
 
 
@@ -262,8 +258,9 @@ def slope_bullets(ctx) -> list:
                            f"|V| = {shape.d_vocab:,}), a ratio C / C_exp of {_rt(C, s)} at {pts[0].max_steps} steps."
                            f"{loose}{_t1_note(name, kind)}"))  # fmt: skip
             head = (f"- **{name}, {kind}**: $C_{{\\text{{exp}}}}$ = {s.describe(1)} tokens per vector "
-                    f"(R² = {s.r_squared:.3f}, {s.n_points} values of m" + "".join("; " + n for n in CS.edge_notes(pts))
-                    + ").")  # fmt: skip
+                    f"(R² = {s.r_squared:.3f}, {s.n_points} values of m).")  # fmt: skip
+            if edges := CS.edge_notes(pts):
+                sub.insert(1, ("Edges", ". ".join(e[0].upper() + e[1:] for e in edges)))
         else:
             head = f"- **{name}, {kind}**: slope {s.describe(1)}. No ratio is taken of it."
         lines.append("\n".join([head] + [f"  - *{lab}*: {t[0].upper()}{t[1:].rstrip('.')}." for lab, t in sub]))
@@ -276,8 +273,8 @@ def slope_bullets(ctx) -> list:
                         f"for {n}" for n in sorted({n for n, _ in real.slopes}) if n in real.h_radii)  # fmt: skip
     pre = (
         "Every ratio below divides the ball bound by a slope at the base budget. An n50 that has not converged is a "
-        "lower estimate. A slope is one only if a larger budget raises n50 at least as much at larger m; each "
-        "bullet's budget pairs test that. Chapter 5's rebuilt Table 1 takes r = r₂ and ε = r∞·2⁻¹¹ (`l2_fp16`). "
+        "lower estimate. A slope is one only if a larger budget raises n50 at least as much at larger m; the "
+        "budget pairs test that. Chapter 5's rebuilt Table 1 takes r = r₂ and ε = r∞·2⁻¹¹ (`l2_fp16`). "
         "Its ball ratio is the one here times ln(1 + 4096·r₂/r∞)/ln 4097" + (f" ({factors})." if factors else ".")
     )
     if not all(u.patience is not None for _, pts in real.slopes.values() for u in pts):
