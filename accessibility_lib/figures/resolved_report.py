@@ -60,7 +60,8 @@ def rows_table(art: dict) -> tuple[list, list]:
         rows.append([name, f"{row['C']:.1f}", f"{row['log_packing']:.5g}",
                      "—" if row["eps"] is None else f"{row['eps']:.4g}",
                      "—" if row["two_r_over_eps"] is None else f"{row['two_r_over_eps']:.4g}", _from_text(name, row)])  # fmt: skip
-    return ["support model", "C (tokens/vector)", "ln P (nats)", "ε", "2r/ε (r = max ‖h‖₂)", "computed from"], rows
+    r_note = "2r/ε (r = max ‖h‖₂ for every row; the table above uses the largest semi-axis for the ellipsoid rows)"
+    return ["support model", "C (tokens/vector)", "ln P (nats)", "ε", r_note, "computed from"], rows
 
 
 def _unhit_share(rc: ResolvedCells, S: int) -> float:

@@ -245,7 +245,7 @@ def our_table(report: Table1Report, model: str, budget: int) -> tuple[list, list
         ``(header, rows)``; empty rows when the model has no column at that budget.
     """
     cols = [c for c in report.columns if c.model == model and c.budget == budget]
-    head = [f"support model ({model_label(model)}, {budget} steps)"]
+    head = [f"support model (ours: {model_label(model)}, {budget} steps)"]
     for c in cols:
         head.append(
             f"{table1.METHOD_NAMES[c.method]} / {KIND_WORDS[c.kind]}"

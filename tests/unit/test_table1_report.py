@@ -82,7 +82,7 @@ def test_compact_table_labels_each_column_with_its_budget_and_sets_the_paper_bes
 
 def test_our_table_one_model_one_budget_both_methods_both_kinds(report):
     head, rows = T1.our_table(report, "smollm2-135m", 600)
-    assert head[0] == "support model (SmolLM2-135M, 600 steps)" and len(head) == 5
+    assert head[0] == "support model (ours: SmolLM2-135M, 600 steps)" and len(head) == 5
     assert any(h.startswith("Voronoi box / natural text") for h in head)
     assert T1.our_table(report, "smollm2-135m", 12345)[1] == []
 
