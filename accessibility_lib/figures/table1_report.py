@@ -345,7 +345,7 @@ def headline(report: Table1Report) -> dict:
     Returns:
         ``{"model", "budgets": [(steps, ratio, (lo, hi))], "paper_range": (lo, hi), "paper_gemma",
         "gemma": [(steps, ratio, (lo, hi))], "text"}``; ``{}`` when no real model has a reliable natural slope.
-        ``text`` is two or three short sentences for the opening box.
+        ``text`` is two sentences for the opening box.
     """
     nat = report.natural()
     if not nat:
@@ -360,29 +360,24 @@ def headline(report: Table1Report) -> dict:
     budgets = [(c.budget, *c.ball_ratio) for c in sorted(by_model[model], key=lambda c: c.budget)]
     gemma = [(c.budget, *c.ball_ratio) for c in sorted(by_model.get("gemma-3-270m", []), key=lambda c: c.budget)]
     last = budgets[-1]
+    falls = all(b[1] < a[1] for a, b in zip(budgets, budgets[1:]))
+    earlier = ", ".join(f"{r:.1f}× at {b}" for b, r, _ in budgets[:-1])
     text = (
         f"On {model_label(model)}, the ball bound is {last[1]:.1f}× [{last[2][0]:.1f}, {last[2][1]:.1f}] the measured "
         f"cramming slope at {last[0]} steps"
         + (
-            " ("
-            + ", ".join(f"{r:.1f}× at {b}" for b, r, _ in budgets[:-1])
-            + (
-                "). The ratio falls as the budget grows."
-                if all(b[1] < a[1] for a, b in zip(budgets, budgets[1:]))
-                else "). The ratio does not fall at every step of the budget."
-            )
+            f" ({earlier}: the ratio {'falls' if falls else 'does not fall'} as the budget grows)."
             if len(budgets) > 1
             else "."
         )
-        + f" The paper's ball row reads {t1_text[lo_c]}–{t1_text[hi_c]}× over its {len(t1)} models, "
-        f"at {paper.AUTHORS_CRAMMING_STEPS['max_steps']:,} steps."
+        + f" The paper's ball row reads {t1_text[lo_c]}–{t1_text[hi_c]}× over its {len(t1)} models at "
+        f"{paper.AUTHORS_CRAMMING_STEPS['max_steps']:,} steps"
     )
     if gemma and model != "gemma-3-270m":
         g = gemma[-1]
-        text += (
-            f" On Gemma-3-270M, the one model in both tables, ours is {g[1]:.1f}× at {g[0]} steps "
-            f"against the paper's {t1_text['Gemma-270M']}×."
-        )
+        text += f", {t1_text['Gemma-270M']}× for Gemma-3-270M, where ours is {g[1]:.1f}× at {g[0]} steps."
+    else:
+        text += "."
     return {
         "model": model,
         "budgets": budgets,

@@ -101,7 +101,7 @@ def test_headline_gives_the_model_with_most_budgets_and_the_paper_range(report):
     assert h["model"] == "smollm2-135m" and [b for b, *_ in h["budgets"]][:2] == [300, 600]
     last = h["budgets"][-1]
     assert f"{last[1]:.1f}× [{last[2][0]:.1f}, {last[2][1]:.1f}]" in h["text"]
-    assert "The ratio falls as the budget grows." in h["text"] and "7.77–20.4×" in h["text"]
+    assert "the ratio falls as the budget grows" in h["text"] and "7.77–20.4×" in h["text"]
     assert "Gemma-3-270M" in h["text"] and h["paper_gemma"] == pytest.approx(11.52)
     assert T1.headline(T1.Table1Report([], {}, {}, {})) == {}
 
@@ -205,7 +205,7 @@ def test_run_models_shows_an_unavailable_model_from_its_artifact(tmp_path):
 
 def test_the_headline_says_falls_only_when_the_ratio_falls():
     falling = T1.Table1Report([_col("a", 300, 10.0), _col("a", 600, 20.0)], {}, {}, {})
-    assert "The ratio falls as the budget grows." in T1.headline(falling)["text"]
+    assert "the ratio falls as the budget grows" in T1.headline(falling)["text"]
     rising = T1.Table1Report([_col("a", 300, 20.0), _col("a", 600, 10.0)], {}, {}, {})
     text = T1.headline(rising)["text"]
     assert "falls as" not in text and "does not fall" in text and "45.0× [" in text  # 450 / 10 at 600 steps
