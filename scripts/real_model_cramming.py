@@ -258,8 +258,16 @@ def main(argv: list[str] | None = None) -> int:
         recs = records()
         prov_now = {**prov, "date": provenance.now_utc(), "wall_seconds_this_invocation": round(time.time() - t0, 1)}
         # the plan's cost so far and what is left, projected from the finished units (planning estimate)
-        summaries = summarize({"format": 2, "units": recs})
-        prov_now["projection"] = {d: plan_projection(summaries, d) for d in sorted({u.dtype for u in all_units})}
+        # (the rate and the reference units from every unit of the artifact, the rows for this plan's units only)
+        mine = {r["uid"] for r in recs}
+        summaries = summarize({"format": 2, "units": recs + [r for r in old["units"] if r["uid"] not in mine]})
+        prov_now["projection"] = {}
+        for d in sorted({u.dtype for u in all_units}):
+            proj = plan_projection(summaries, d)
+            proj["units"] = [r for r in proj["units"] if r["uid"] in mine]
+            left = [r["hours_left_one_worker"] for r in proj["units"]]
+            proj["hours_one_worker"] = None if None in left else round(sum(left), 2)
+            prov_now["projection"][d] = proj
         CA.write_artifact(path, model=args.model, units=recs, provenance=prov_now)
         CA.write_states(path, store, args.model, recs)
         CA.write_stages(path, store, args.model, recs)
