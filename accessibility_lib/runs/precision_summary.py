@@ -1,0 +1,84 @@
+"""Chapter 7's one results table and the reading of its answer, from the measurements of the other reports.
+
+:func:`summary_table` sets, for each book model, its support under ``l2_fp16`` (r = the largest L2 norm of the
+last-layer embeddings h, ε = r∞·2^−11), the bounds it gives (ball at that ε, ball at the median effective ε,
+the fp32 count over any input), its measured cramming slope and the bound over it, the median perturbation that
+changes its next token and its copying cliff. :func:`readings` says the chapter's answer only as far as the
+measurements of the preset show it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from accessibility_lib.runs.precision_counts import floor_sig
+
+__all__ = ["summary_table", "readings"]
+
+
+def summary_table(support: dict, sens: dict, cram: dict, found: dict, params: dict) -> str:
+    """One row a book model (those of ``support``).
+
+    Args:
+        support: :func:`~accessibility_lib.runs.precision_models.measure_supports`, with the ε_eff slopes added
+            (:func:`~accessibility_lib.runs.effective_eps_report.add_eff_slopes`).
+        sens: :func:`~accessibility_lib.runs.effective_eps_report.measure`'s sensitivities.
+        cram: :func:`~accessibility_lib.runs.architecture_report.load_cramming`.
+        found: the copying cliffs of :func:`~accessibility_lib.runs.architecture_report.load_copying`.
+        params: chapter 7's parameters (its first dtype is the one reported).
+    """
+    from accessibility_lib.runs import copying_report as CR
+
+    if not support:
+        return "No model available."
+    dt0 = params["dtypes"][0]
+    lines = ["| model | architecture | r (max L2) | r∞ | 2r/ε | C ball | C ball, ε_eff | C fp32, any input | "
+             "C_exp (natural) | C ball / C_exp | median t*/‖X‖∞ | copying cliff |", "|---" * 12 + "|"]  # fmt: skip
+    for name, s in support.items():
+        fit = cram.get(name, {}).get("slopes", {}).get("natural")
+        slope = fit.describe() if fit is not None else "—"
+        ratio = f"{s['C_ball_rep'] / fit.slope:.0f}" if fit is not None and fit.reliable else "—"
+        rel = f"{float(np.nanmedian(sens[(name, dt0)]['prompt'][0].relative)):.2g}" if (name, dt0) in sens else "—"
+        cliff = CR.cliff_position(found[name]) if name in found else "—"
+        lines.append(f"| {name} | {s['arch']} | {s['r']:.2f} | {s['r_inf']:.2f} | {2 * s['r'] / s['eps_rep']:.0f} | "
+                     f"{s['C_ball_rep']:.1f} | {s.get('C_ball_eff', float('nan')):.1f} | {s['C_any']['fp32']:.1f} | "
+                     f"{slope} | {ratio} | {rel} | {cliff} |")  # fmt: skip
+    return (f"Under the convention `l2_fp16` (r = the largest L2 norm of h, ε = r∞·2^−11); t* in {dt0}, the next "
+            "token, random directions; slopes in tokens per prompt vector:\n\n" + "\n".join(lines))  # fmt: skip
+
+
+def readings(margin: float, over_u: float | None, mamba_margin: float | None) -> dict[str, str]:
+    """The chapter's answer, each part said only as far as the measurements show it.
+
+    Args:
+        margin: the smallest dtype count over the measured slope among the paper's models
+            (:func:`~accessibility_lib.runs.precision_counts.smallest_margin`).
+        over_u: the fewest unit roundoffs a median next-token perturbation spans (None: nothing measured).
+        mamba_margin: nano-mamba's ball bound over the top of its natural-slope interval
+            (:func:`~accessibility_lib.runs.architecture_report.margin`), or None without a reliable slope.
+
+    Returns:
+        ``{"prec_answer_count", "prec_answer_eps", "prec_answer_arch"}``: text to glue.
+    """
+    count = (f"Counting the values a dtype can represent bounds the outputs with no ε at all, and the smallest such "
+             f"count stays {floor_sig(margin, 2)}× or more above every measured cramming slope of the paper's models.")  # fmt: skip
+    if over_u is None:
+        eps = "No model was measured in this run, so it says nothing about the ε a model shows."
+    elif over_u > 10:
+        eps = (
+            f"At typical prompts a model's output changes only after a perturbation at least {floor_sig(over_u)}× the "
+            "dtype's unit roundoff."
+        )
+    else:
+        eps = (
+            f"At typical prompts the output can change after a perturbation of only {floor_sig(over_u)}× the dtype's unit "
+            "roundoff."
+        )
+    m = mamba_margin
+    if m is None:
+        mamba = "The state-space model has no reliable cramming slope in this run to set beside its bound."
+    elif m > 1:
+        mamba = f"The state-space model `nano-mamba` crams below its bound like the transformer, by {floor_sig(m, 2)}× or more."
+    else:
+        mamba = "The state-space model `nano-mamba` crams up to its bound here: the margin is not wholly above 1."
+    return {"prec_answer_count": count, "prec_answer_eps": eps, "prec_answer_arch": mamba}
