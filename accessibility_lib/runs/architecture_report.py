@@ -271,7 +271,7 @@ def copying_table(art: dict, found: dict) -> str:
         return "No copying artifact yet: `nice -n 10 .venv/bin/python scripts/architecture_copying.py --models nano nano-mamba`."
     st = art["settings"]
     lines = ["| model | architecture | steps | reached 100 % | cliff (a step's bracket, or a fall's n50 [95 % CI]) | d | "
-             "r | ε | log10 n* (Thm 4.9 and Cor 4.10, `l2_fp16`, q = 1, |V| the alphabet) |", "|---" * 9 + "|"]  # fmt: skip
+             "r | ε | log10 n* (Thm 4.9 and Cor 4.10, `l2_fp16`, q = 1, \\|V\\| the alphabet) |", "|---" * 9 + "|"]  # fmt: skip
     for name, rec in art["models"].items():
         eps = precision.L2_FP16.eps(r=rec["r"], r_inf=rec["r_inf"])
         l10 = f"{cliffs.mean_field_cliff_log10(rec['d_model'], rec['r'], eps, st['alphabet_size']):.0f}"
