@@ -222,21 +222,26 @@ def copying_finding() -> Finding | None:
 
 
 def precision_finding(model: str = PAPER_MODEL) -> Finding:
-    """Chapter 7: the ball slope C of ``model`` at the unit roundoff of bf16, fp16 and fp32 (ε = r·u).
+    """Chapter 7: the slope C from counting the values each number format can represent, no ε assumed.
 
-    2r/ε = 2/u does not depend on r, so C moves only through ln(1 + 2/u).
+    C_dtype = Σ_i ln N(r_i) / ln|V| (chapter 7's count, :func:`accessibility_lib.theory.fp_grid.box_count`) over the
+    cube of half-width r∞ in d dimensions (chapter 7's stand-in for the replication code's ball), for bf16, fp16
+    and fp32, beside the replication code's uniform grid, C = d·ln 4097 / ln|V|.
+
+    Raises:
+        KeyError: ``model`` is not in the authors' models list.
     """
+    from accessibility_lib.theory import fp_grid
+
     pm = paper.models()[model]
-    C = {}
-    for key, dtype in (("u_bf16", "bf16"), ("u_fp16", "fp16"), ("u_fp32", "fp32")):
-        r, eps = precision.CONVENTIONS[key].ball(pm.r_l2, pm.r_inf)
-        C[dtype] = bounds.ball_slope(pm.d_model, r, eps, pm.d_vocab)
+    C = {dt: fp_grid.box_count([pm.r_inf] * pm.d_model, dt, pm.d_vocab).slope for dt in ("bf16", "fp16", "fp32")}
+    grid = bounds.ball_slope(pm.d_model, 1.0, 2.0 / 4096, pm.d_vocab)
     sentence = (
-        f"Precision enters only through ln(1 + 2r/ε): with ε the unit roundoff of the format, {model}'s C is "
-        f"{C['bf16']:.0f} in bf16, {C['fp16']:.0f} in fp16 and {C['fp32']:.0f} in fp32, a factor of "
-        f"{C['fp32'] / C['bf16']:.1f} over the three."
+        f"Counting the values a number format can represent bounds C with no ε at all: for {model} it gives "
+        f"{C['bf16']:.0f} in bf16, {C['fp16']:.0f} in fp16 and {C['fp32']:.0f} in fp32, against {grid:.0f} on the "
+        "replication code's uniform grid."
     )
-    return Finding("precision", "07_precision", sentence, {"C": C})
+    return Finding("precision", "07_precision", sentence, {"C": C, "grid": grid})
 
 
 def findings() -> list[Finding]:

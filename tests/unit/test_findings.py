@@ -51,12 +51,16 @@ def test_mean_field_digits_are_those_of_the_crossover():
     assert f"{f.values['digits']:,} digits" in f.sentence
 
 
-def test_precision_moves_C_only_through_the_log():
+def test_precision_counts_each_formats_values_in_the_r_inf_cube():
+    from accessibility_lib.theory import fp_grid
+
     f = F.precision_finding()
     pm = paper.models()["Pythia-160M"]
-    for dtype, u in (("bf16", 2.0**-8), ("fp16", 2.0**-11), ("fp32", 2.0**-24)):
-        assert f.values["C"][dtype] == pytest.approx(pm.d_model * math.log1p(2 / u) / math.log(pm.d_vocab))
+    for dt in ("bf16", "fp16", "fp32"):  # one coordinate's count, d times over: Σ ln N(r∞) / ln|V|
+        want = pm.d_model * math.log(fp_grid.count_in_interval(pm.r_inf, dt)) / math.log(pm.d_vocab)
+        assert f.values["C"][dt] == pytest.approx(want, rel=1e-9)
     assert f.values["C"]["bf16"] < f.values["C"]["fp16"] < f.values["C"]["fp32"]
+    assert f.values["grid"] == pytest.approx(768 * math.log(4097) / math.log(50304))
 
 
 def test_table1_finding_sets_ours_beside_the_papers_ranges():
