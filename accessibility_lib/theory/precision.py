@@ -229,9 +229,7 @@ PLAIN_NAMES: dict[str, str] = {
 
 
 def plain_name(key: str) -> str:
-    """The convention ``key`` in plain words, e.g. ``"the replication code's ε (r = r∞, ε = r∞·2⁻¹¹)"``.
-
-    A key without an entry in :data:`PLAIN_NAMES` gets its convention's ``name``.
+    """The convention ``key`` in plain words (:data:`PLAIN_NAMES`, else the convention's ``name``).
 
     Raises:
         ValueError: listing the known names when ``key`` is unknown.
