@@ -262,19 +262,26 @@ def natural_vs_random(ctx) -> list:
 
 
 def budget_trend(ctx) -> str:
-    """One sentence a trend: which budget curves at m = 1 grow, rise or stay flat with the step budget."""
-    trend = {"growing": [], "rising": [], "flat": []}
+    """A few sentences: which stored budget curves at m = 1 grow, rise or stay flat with the step budget."""
+    trend, steps = {"growing": [], "rising": [], "flat": []}, set()
     for name, units in [*ctx.real.summaries.items(), *ctx.inst_art.items()]:
         for kind in ("natural", "random_words"):
             c = CB.budget_curve(units, kind).get("float32")
             if c:
-                trend[CB.curve_trend(c)].append(
-                    f"{name} ({kind.replace('_', ' ')}, {c[0].max_steps} to {c[-1].max_steps} steps)"
-                )
-    said = {"growing": "n50 at m = 1 grows with the steps (disjoint intervals) on ",
-            "rising": "the point estimate rises with the steps, intervals too wide to settle it, on ",
-            "flat": "no move of a token or more between budgets on "}  # fmt: skip
-    return " ".join(f"{said[k][0].upper()}{said[k][1:]}{', '.join(v)}." for k, v in trend.items() if v)
+                trend[CB.curve_trend(c)].append((name, kind.replace("_", " ")))
+                steps |= {c[0].max_steps, c[-1].max_steps}
+    if not steps:
+        return ""
+    said = {"growing": "n50 grows (disjoint intervals)",
+            "rising": "the point estimate rises, with intervals too wide to settle it",
+            "flat": "n50 does not move by a token or more"}  # fmt: skip
+
+    def who(pairs):
+        names = list(dict.fromkeys(n for n, _ in pairs))
+        return ", ".join(f"{n} ({', '.join(k for m, k in pairs if m == n)})" for n in names)
+
+    parts = [f"On {who(v)}, {said[k]}." for k, v in trend.items() if v]
+    return f"The budget curves run from {min(steps)} to {max(steps)} steps a target, at m = 1. " + " ".join(parts)
 
 
 def exercise_values(ctx) -> dict:
