@@ -79,8 +79,13 @@ def bound_finding(model: str = PAPER_MODEL) -> Finding:
     return Finding("bound", "01_theory", sentence, {"C": C, "two_r_over_eps": 2 * r / eps, "d": pm.d_model})
 
 
-def _base_units(artifact: dict, kind: str) -> dict:
-    """The artifact with only the units a base-budget slope of ``kind`` can use (the re-fit is the cost)."""
+def _base_units(artifact: dict, kind: str, top_only: bool = True) -> dict:
+    """The artifact with only the units a base-budget slope of ``kind`` can use (their re-fit is the cost).
+
+    ``top_only``: at each m only the complete unit with the most outcomes, the one
+    :func:`accessibility_lib.runs.cramming_summary.slopes` takes when its fit is usable.
+    """
+    from accessibility_lib.runs.cramming_artifacts import own_outcomes
     from accessibility_lib.runs.cramming_units import BASE_STEPS
 
     keep = [
@@ -88,13 +93,22 @@ def _base_units(artifact: dict, kind: str) -> dict:
         for u in artifact["units"]
         if u["kind"] == kind and u["max_steps"] == BASE_STEPS and u["instrument"] == "paper" and u["dtype"] == "float32"
     ]
+    if top_only:
+        top: dict = {}
+        for u in keep:
+            if u.get("state") == "complete" and (
+                u["m"] not in top or len(own_outcomes(u)) > len(own_outcomes(top[u["m"]]))
+            ):
+                top[u["m"]] = u
+        keep = list(top.values())
     return dict(artifact, units=keep)
 
 
 def measured_slope(model: str = REAL_MODEL, kind: str = "natural", artifact: dict | None = None):
     """The base-budget cramming slope of ``model`` (a :class:`~accessibility_lib.runs.table1_measured.MeasuredSlope`).
 
-    The same slope as ``table1_measured.measured_slopes(model)[kind]``, re-fitting only the units it can use.
+    The same slope as ``table1_measured.measured_slopes(model)[kind]``, re-fitting only the unit it takes at each
+    m; where that unit's fit is not usable (fewer m come back), all candidate units are re-fitted.
 
     Raises:
         accessibility_lib.runs.cramming_artifacts.ArtifactMissingError: no stored artifact.
@@ -104,7 +118,11 @@ def measured_slope(model: str = REAL_MODEL, kind: str = "natural", artifact: dic
     from accessibility_lib.runs import table1_measured as TM
 
     art = artifact if artifact is not None else CA.load_artifact(model)
-    return TM.measured_slopes(model, artifact=_base_units(art, kind))[kind]
+    top = _base_units(art, kind)
+    s = TM.measured_slopes(model, artifact=top)[kind]
+    if len(s.units) < len(top["units"]):  # a top unit without a usable fit: the next one may stand in
+        s = TM.measured_slopes(model, artifact=_base_units(art, kind, top_only=False))[kind]
+    return s
 
 
 def cramming_finding(slope=None, model: str = REAL_MODEL) -> Finding:
