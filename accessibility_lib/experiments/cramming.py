@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 from accessibility_lib.experiments.cram_result import CramResult, check_resume, continuation_settings
 from accessibility_lib.experiments.instruments import INITS, RULES
-from accessibility_lib.experiments.prompt_init import _init_prompt, embedding_stats, init_stats
+from accessibility_lib.experiments.prompt_init import embedding_stats, init_prompt, init_stats
 from accessibility_lib.ground.checks import check_int, check_positive_real, check_real
 from accessibility_lib.models.decoding import greedy_decode, model_device, model_dtype
 from accessibility_lib.models.handle import context_length
@@ -281,7 +281,7 @@ def _cram_batch(
         pre = handle.embed(torch.tensor([prefix_ids], device=device)).to(dtype) if prefix_ids else None  # (1, p, d)
 
     if init is None:
-        prompts = torch.stack([_init_prompt(s, m, mean, std) for s in seeds]).to(device)  # (B, m, d) fp32 master
+        prompts = torch.stack([init_prompt(s, m, mean, std) for s in seeds]).to(device)  # (B, m, d) fp32 master
     else:
         prompts = init.to(device=device, dtype=torch.float32).clone()  # (B, m, d) warm start
     init_norm = prompts.flatten(1).norm(dim=1).clone()  # (B,)
@@ -420,7 +420,7 @@ def _cram_batch(
                     diverged[i], done[i], stopped_by[i] = True, True, "diverged"
                     continue
                 restarts[i] += 1
-                fresh_p = _init_prompt(seeds[i] + 1_000_003 * int(restarts[i]), m, mean, std).to(device)
+                fresh_p = init_prompt(seeds[i] + 1_000_003 * int(restarts[i]), m, mean, std).to(device)
                 prompts[i], exp_avg[i], exp_avg_sq[i], adam_t[i] = fresh_p, 0.0, 0.0, 0.0
                 since_best[i], best_loss[i] = 0, np.inf
         if authors:

@@ -186,7 +186,7 @@ def _nll(n: np.ndarray, succ: np.ndarray, trials: np.ndarray, n50: float, k: flo
     return float(np.sum(trials * np.logaddexp(0.0, z) - (trials - succ) * z))
 
 
-def _fit_once(
+def fit_once(
     n: np.ndarray,
     p: np.ndarray,
     trials: np.ndarray | None,
@@ -382,7 +382,7 @@ def _fit_full(n, p, trials, level, n_min) -> SigmoidFit:
     k_bounds = (1e-3 / spacing, 50.0 / spacing)
     span = float(n.max() - n.min())
     n50_bounds = (max(n_min, float(n.min()) - span), float(n.max()) + span)
-    n50, k = _fit_once(n, p, trials, k_bounds, n50_bounds)
+    n50, k = fit_once(n, p, trials, k_bounds, n50_bounds)
     fitted = logistic(n, n50, k)
     ss_tot = float(np.sum((p - p.mean()) ** 2))
     r_squared = 1.0 - float(np.sum((p - fitted) ** 2)) / ss_tot if ss_tot > 0 else float("nan")

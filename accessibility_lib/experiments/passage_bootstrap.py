@@ -102,7 +102,7 @@ def _draws(rows: Iterable[dict], *, n_boot: int, n_min: float, seed: int) -> tup
     """(n_boot,) bootstrap n50s (±inf: no crossing on that side; NaN: none at all), the searched range, and
     the number of passages."""
     # the bounded binomial MLE that fit_sigmoid itself runs (same k and n50 bounds), without its profile interval
-    from accessibility_lib.experiments.fitting import _fit_once
+    from accessibility_lib.experiments.fitting import fit_once
     from accessibility_lib.experiments.passage_horizons import outcomes_by_passage
 
     by_target = outcomes_by_passage(rows)
@@ -137,7 +137,7 @@ def _draws(rows: Iterable[dict], *, n_boot: int, n_min: float, seed: int) -> tup
             elif n_[above].min() >= n_[below].max():
                 draws[b] = math.nan  # no decreasing crossing
             else:
-                draws[b] = _fit_once(n_, p_, w_, k_bounds, edge)[0]
+                draws[b] = fit_once(n_, p_, w_, k_bounds, edge)[0]
     return draws, edge, len(by_target)
 
 

@@ -35,7 +35,16 @@ def embedding_stats(handle: ModelHandle, n_tokens: int = 4096, seed: int = 0) ->
     return emb.mean(0), emb.std(0).clamp_min(1e-8)
 
 
-def _init_prompt(seed: int, m: int, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+def init_prompt(seed: int, m: int, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+    """A soft prompt's starting point: ``mean + std·z`` per coordinate, z ~ N(0, 1) drawn on the CPU from ``seed``.
+
+    Args:
+        seed: the draw's seed (the same seed gives the same prompt on every device).
+        m: prompt length (vectors). mean, std: (d_model,) per-coordinate statistics (:func:`init_stats`).
+
+    Returns:
+        (m, d_model) float32 tensor on the CPU.
+    """
     gen = torch.Generator().manual_seed(seed)
     z = torch.randn(m, mean.numel(), generator=gen)  # (m, d), on CPU for device-independent draws
     return mean.cpu() + std.cpu() * z
@@ -64,7 +73,7 @@ def raw_table_std(handle: ModelHandle) -> float:
 
 
 def init_stats(handle: ModelHandle, init: str, init_scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-coordinate (mean, std) that :func:`_init_prompt` draws prompts from, for an init rule.
+    """Per-coordinate (mean, std) that :func:`init_prompt` draws prompts from, for an init rule.
 
     Args:
         init: ``"embedding_stats"`` (the book: mean and std of the real, scaled embeddings, :func:`embedding_stats`)

@@ -45,7 +45,12 @@ def compute_dtype_for(*dtypes: torch.dtype) -> torch.dtype:
     return torch.float64 if any(dt == torch.float64 for dt in dtypes) else torch.float32
 
 
-def _as_tensor(name: str, value, ndim: int) -> torch.Tensor:
+def as_tensor(name: str, value, ndim: int) -> torch.Tensor:
+    """``value`` (a tensor, a NumPy array or a nested list of reals) as a non-empty tensor with ``ndim`` dimensions.
+
+    Raises:
+        ValueError: not real numbers, the wrong number of dimensions, or empty; the message names ``name``.
+    """
     if isinstance(value, np.ndarray):
         value = torch.from_numpy(np.ascontiguousarray(value))
     if not isinstance(value, torch.Tensor):
@@ -67,8 +72,8 @@ def _argmax_multi(points, W_U, biases, *, point_chunk: int, vocab_chunk: int, co
 
     Runs on W_U's device in ``compute_dtype``; returns CPU int64 tensors (N,). Ties go to the lowest id.
     """
-    points = _as_tensor("points", points, 2)  # (N, d)
-    W_U = _as_tensor("W_U", W_U, 2)  # (V, d)
+    points = as_tensor("points", points, 2)  # (N, d)
+    W_U = as_tensor("W_U", W_U, 2)  # (V, d)
     if points.shape[1] != W_U.shape[1]:
         raise ValueError(
             f"points must have shape (N, d_model={W_U.shape[1]}) to match W_U {tuple(W_U.shape)}, got {tuple(points.shape)}"
@@ -81,7 +86,7 @@ def _argmax_multi(points, W_U, biases, *, point_chunk: int, vocab_chunk: int, co
         if b is None:
             bs.append(None)
             continue
-        b = _as_tensor("b_U", b, 1)
+        b = as_tensor("b_U", b, 1)
         if b.shape[0] != V:
             raise ValueError(f"b_U must have shape (d_vocab={V},), got {tuple(b.shape)}")
         bs.append(b.to(device=dev, dtype=dt))
@@ -155,8 +160,8 @@ def nearest_rows(
     """
     chunk = check_int("chunk", chunk, minimum=1)
     point_chunk = check_int("point_chunk", point_chunk, minimum=1)
-    W = _as_tensor("W_U", W_U, 2)
-    dt = compute_dtype or compute_dtype_for(_as_tensor("points", points, 2).dtype, W.dtype)
+    W = as_tensor("W_U", W_U, 2)
+    dt = compute_dtype or compute_dtype_for(as_tensor("points", points, 2).dtype, W.dtype)
     half_sq = -0.5 * (W.to(dt) ** 2).sum(dim=1)  # (V,)
     return _argmax_multi(points, W, [half_sq], point_chunk=point_chunk, vocab_chunk=chunk, compute_dtype=dt)[0]
 
@@ -273,7 +278,7 @@ def cell_volumes(
     chunk = check_int("chunk", chunk, minimum=1)
     if not callable(getattr(region, "sample", None)):
         raise ValueError(f"region must have a sample(n, generator) method, got {type(region).__name__}")
-    W = _as_tensor("W_U", W_U, 2)
+    W = as_tensor("W_U", W_U, 2)
     dt = compute_dtype or (torch.float64 if W.dtype == torch.float64 else torch.float32)
     counts = torch.zeros(W.shape[0], dtype=torch.int64)
     g = torch.Generator().manual_seed(seed)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from accessibility_lib.geometry.cells import _as_tensor, argmax_tokens
+from accessibility_lib.geometry.cells import argmax_tokens, as_tensor
 from accessibility_lib.ground.checks import check_int, check_positive_real
 
 __all__ = ["Plane", "plane_through", "pca_plane", "Slice", "argmax_slice", "plane_candidates", "cells_in_ball"]
@@ -65,7 +65,7 @@ def plane_through(anchors) -> Plane:
     Raises:
         ValueError: not three points, or the three points are (nearly) collinear.
     """
-    A = _as_tensor("anchors", anchors, 2).detach().to(device="cpu", dtype=torch.float64)
+    A = as_tensor("anchors", anchors, 2).detach().to(device="cpu", dtype=torch.float64)
     if A.shape[0] != 3:
         raise ValueError(f"anchors must have shape (3, d_model), got {tuple(A.shape)}")
     origin = A.mean(dim=0)
@@ -94,7 +94,7 @@ def pca_plane(samples) -> Plane:
     Raises:
         ValueError: fewer than 3 samples, or samples that do not spread in two directions.
     """
-    X = _as_tensor("samples", samples, 2).detach().to(device="cpu", dtype=torch.float64)
+    X = as_tensor("samples", samples, 2).detach().to(device="cpu", dtype=torch.float64)
     if X.shape[0] < 3:
         raise ValueError(f"samples must have at least 3 rows, got shape {tuple(X.shape)}")
     origin = X.mean(dim=0)
@@ -114,7 +114,7 @@ def _plane_coefficients(
     for the logits (W_U x + b_U), and (if ``voronoi``) for the nearest-row scores f_i . x - ||f_i||^2 / 2
     (no bias), from one pass over W_U. Returns (coef, voronoi_coef or None).
     """
-    W = _as_tensor("W_U", W_U, 2)
+    W = as_tensor("W_U", W_U, 2)
     if W.shape[1] != plane.origin.shape[0]:
         raise ValueError(f"W_U must have shape (d_vocab, d_model={plane.origin.shape[0]}), got {tuple(W.shape)}")
     B = torch.cat([plane.basis, plane.origin[None]], dim=0).to(device=W.device)  # (3, d)
@@ -130,7 +130,7 @@ def _plane_coefficients(
         vcoef = coef.clone()
         vcoef[:, 2] -= 0.5 * torch.cat(sqs)
     if b_U is not None:
-        b = _as_tensor("b_U", b_U, 1)
+        b = as_tensor("b_U", b_U, 1)
         if b.shape[0] != W.shape[0]:
             raise ValueError(f"b_U must have shape (d_vocab={W.shape[0]},), got {tuple(b.shape)}")
         coef[:, 2] += b.detach().to(device="cpu", dtype=torch.float64)

@@ -234,7 +234,7 @@ class ResultStore:
         return f"ResultStore({str(self.root)!r})"
 
 
-def _checkout_root() -> Path | None:
+def checkout_root() -> Path | None:
     """The repository this library is checked out in (editable install), or None for an installed copy."""
     root = Path(__file__).resolve().parents[2]
     if (root / "pyproject.toml").is_file() and (root / "_toc.yml").is_file() and (root / "book").is_dir():
@@ -250,7 +250,7 @@ def default_root() -> Path:
     env = os.environ.get("ACCESSIBILITY_RESULTS")
     if env:
         return Path(env).expanduser()
-    root = _checkout_root()
+    root = checkout_root()
     return root / "results" if root is not None else Path("results")
 
 

@@ -12,8 +12,8 @@ from functools import lru_cache
 import torch
 
 from accessibility_lib.models.standins import (
-    _CORPORA,
     BASE_VOCAB,
+    STANDIN_CORPORA,
     Architecture,
     architecture,
     shrink,
@@ -100,10 +100,10 @@ def _base_bpe() -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
 
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    missing = [str(p) for p in _CORPORA if not p.exists()]
+    missing = [str(p) for p in STANDIN_CORPORA if not p.exists()]
     if missing:
         raise FileNotFoundError(f"the stand-in tokenizer is trained on the shipped text; missing: {missing}")
-    text = "\n\n".join(p.read_text(encoding="utf-8") for p in _CORPORA)
+    text = "\n\n".join(p.read_text(encoding="utf-8") for p in STANDIN_CORPORA)
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     trainer = trainers.BpeTrainer(

@@ -63,7 +63,7 @@ STANDIN_PREFIX = "standin:"
 #: Tokens of the trained byte-level BPE (256 bytes + merges) at the heart of every stand-in tokenizer.
 BASE_VOCAB = 2048
 _DATA = DATA_DIR
-_CORPORA = (_DATA / "corpora" / "austen.txt", _DATA / "nano" / "heldout.txt")
+STANDIN_CORPORA = (_DATA / "corpora" / "austen.txt", _DATA / "nano" / "heldout.txt")
 
 
 @dataclass(frozen=True)

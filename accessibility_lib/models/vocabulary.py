@@ -1,4 +1,9 @@
-"""TODO docstring."""
+"""The vocabulary a random target may draw from: every token id a tokenizer can produce, special and padding rows left out.
+
+Random-token targets (chapter 3) and the cell statistics (chapter 5) must only use ids that are real tokens: a
+model's unembedding ``W_U`` often has more rows than its tokenizer has tokens (padding to a multiple of 64 or
+128), and special tokens (BOS, EOS, pad) are never text.
+"""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ __all__ = [
 
 ARTIFACT_DIR = BOOK_DATA / "cramming"
 FORMAT = 2
-_UNIT_FIELDS = tuple(CrammingUnit.__dataclass_fields__)
+UNIT_FIELDS = tuple(CrammingUnit.__dataclass_fields__)
 #: the length conventions of the first artifacts, by their names now
 LEGACY_LENGTH = {"replication": "first_given", "generated": "all_generated"}
 
@@ -88,7 +88,7 @@ def upgrade(art: dict) -> dict:
             _short_dtype(art["dtype"]),
             "bisect",
         )
-        rest = {k: v for k, v in u.items() if k not in (*_UNIT_FIELDS, "uid", "convention")}
+        rest = {k: v for k, v in u.items() if k not in (*UNIT_FIELDS, "uid", "convention")}
         out["units"].append(
             {"uid": unit.uid, **unit.to_dict(), "plan": art.get("plan"), "weights": art["weights"], **rest}
         )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from accessibility_lib.runs.cramming_artifacts import _UNIT_FIELDS, own_outcomes, refit_unit, upgrade
+from accessibility_lib.runs.cramming_artifacts import UNIT_FIELDS, own_outcomes, refit_unit, upgrade
 from accessibility_lib.runs.cramming_units import CrammingUnit
 
 
@@ -152,7 +152,7 @@ def summarize(artifact: dict, *, prefix_closure: bool = False) -> list[UnitSumma
         fails = [r for r in u["outcomes"] if not progressive and not r["success"]]
         cap = int(u["settings"]["max_steps"])
         n_prefix = len(u.get("layout", {}).get("prefix_ids") or [])
-        unit = CrammingUnit(**{k: u[k] for k in _UNIT_FIELDS if k in u})
+        unit = CrammingUnit(**{k: u[k] for k in UNIT_FIELDS if k in u})
         out.append(
             UnitSummary(
                 u["uid"],

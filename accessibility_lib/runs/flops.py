@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from accessibility_lib.models.standins import Architecture
 
-_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+BYTES_PER_VALUE = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
-_GIB = 2.0**30
+GIB = 2.0**30
 
 
 def _width(arch: Architecture) -> tuple[int, int]:
@@ -55,7 +55,7 @@ def step_flops(arch: Architecture, T: int, logits: int, mode: str) -> float:
     raise ValueError(f"mode must be 'cram' or 'train', got {mode!r}")
 
 
-def _params_bytes(arch: Architecture, dtype: str) -> float:
+def params_bytes(arch: Architecture, dtype: str) -> float:
     from accessibility_lib.models.standins import n_params
 
-    return n_params(arch) * _BYTES[dtype]
+    return n_params(arch) * BYTES_PER_VALUE[dtype]

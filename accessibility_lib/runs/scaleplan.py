@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 
 from accessibility_lib.ground.paths import BOOK_DATA
 from accessibility_lib.models.standins import architecture
-from accessibility_lib.runs.flops import _BYTES, _params_bytes, forward_flops, step_flops
+from accessibility_lib.runs.flops import BYTES_PER_VALUE, forward_flops, params_bytes, step_flops
 
 __all__ = [
     "GPU",
@@ -135,7 +135,7 @@ def _cramming(params: dict, preset: str) -> list[Work]:
                 tokens += count * params["max_steps"] * T
                 flops += count * params["max_steps"] * per_step
                 logits = 3.0 * count * (n - 1) * arch.d_vocab * 4  # fp32 logits, log-softmax, gradient
-                acts = count * T * arch.n_layers * (6 * arch.d_model + arch.d_ff) * _BYTES[dt]
+                acts = count * T * arch.n_layers * (6 * arch.d_model + arch.d_ff) * BYTES_PER_VALUE[dt]
                 peak = max(peak, logits + acts)
             details.append(f"m = {m}: {len(plan)} lengths, {sum(c for _, c in plan)} targets (n50 ≈ {n50:.0f})")
         out.append(
@@ -147,7 +147,7 @@ def _cramming(params: dict, preset: str) -> list[Work]:
                 steps,
                 0.0,
                 {"cram": flops},
-                _params_bytes(arch, dt) + peak,
+                params_bytes(arch, dt) + peak,
                 dt,
                 True,
                 "; ".join(details) + f"; × {params['max_steps']} steps (upper bound: a crammed target stops early)",
@@ -163,7 +163,7 @@ def _cramming(params: dict, preset: str) -> list[Work]:
             0,
             0,
             {"forward": params["n_embed_prompts"] * forward_flops(arch, params["embed_length"])},
-            _params_bytes(arch, dt) + 8192 * (6 * arch.d_model + arch.d_ff) * _BYTES[dt],
+            params_bytes(arch, dt) + 8192 * (6 * arch.d_model + arch.d_ff) * BYTES_PER_VALUE[dt],
             dt,
             False,
             f"{params['n_embed_prompts']} prompts of {params['embed_length']} tokens",
@@ -194,7 +194,7 @@ def _support(params: dict) -> list[Work]:
                 0,
                 2 * samples,
                 {"forward": fwd, "cells": cells, "host": geo},
-                _params_bytes(arch, "float32") + act,
+                params_bytes(arch, "float32") + act,
                 "float32",
                 True,
                 f"{n_emb:,} embeddings; {samples:,} cell points a column (cap cell_flops)",
@@ -221,7 +221,7 @@ def _copying(params: dict) -> list[Work]:
         )
         evals = sum(params["n_strings"] * forward_flops(arch, 2 * n + 3, 2 * n + 3) for n in params["eval_lengths"])
         tokens = params["max_steps"] * params["batch_size"] * T
-        weights = _params_bytes(arch, "float32") * 4  # weights, gradients, AdamW's two moments
+        weights = params_bytes(arch, "float32") * 4  # weights, gradients, AdamW's two moments
         acts = params["batch_size"] * T * arch.n_layers * (8 * arch.d_model + 2 * arch.d_ff) * 4
         out.append(
             Work(
@@ -257,7 +257,7 @@ def _argmax_cells(params: dict) -> list[Work]:
             0,
             pixels,
             {"forward": fwd, "cells": cells},
-            _params_bytes(arch, "float32"),
+            params_bytes(arch, "float32"),
             "float32",
             False,
             f"{pixels:,} pixels over the hull candidates (3 numbers a token after one V×d projection)",
@@ -285,7 +285,7 @@ def _mean_field(params: dict) -> list[Work]:
                 0,
                 0,
                 {"forward": flops + pair},
-                _params_bytes(arch, "float32") + 2 * max(ms) * arch.d_vocab * 4 * 2,
+                params_bytes(arch, "float32") + 2 * max(ms) * arch.d_vocab * 4 * 2,
                 "float32",
                 False,
                 f"{len(ms)} lengths up to {max(ms)} (×4 tokens: permuted and duplicated), {pairs} pairs",

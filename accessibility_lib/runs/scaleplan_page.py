@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from accessibility_lib.runs.flops import _GIB
+from accessibility_lib.runs.flops import GIB
 from accessibility_lib.runs.scaleplan import (
     GPU,
     HOST_CORES,
@@ -72,7 +72,7 @@ def markdown(preset: str = "paper", throughput: dict | None = None, gpu: dict | 
     for r in s.rows:
         lines.append(
             f"| {r['chapter']} | {r['model']} | {r['units']} | {_si(r['tokens'])} | {_si(r['steps'])} | "
-            f"{_si(r['samples'])} | {_si(r['flops'])} | {r['memory'] / _GIB:.2f} GiB | "
+            f"{_si(r['samples'])} | {_si(r['flops'])} | {r['memory'] / GIB:.2f} GiB | "
             f"{_time(r['seconds_1'])} | {_time(r['seconds_8'])} |"
         )
     lines += [
@@ -90,7 +90,7 @@ def markdown(preset: str = "paper", throughput: dict | None = None, gpu: dict | 
         "|---|---|---|---|",
     ]
     for c in chunking(preset):
-        whole, part = c["whole_bytes"] / _GIB, c["chunked_bytes"] / _GIB
+        whole, part = c["whole_bytes"] / GIB, c["chunked_bytes"] / GIB
         assert part <= MEMORY_BUDGET_GIB, c  # the plan's promise, checked every time it is written
         step, how = (c[k].replace("|", "\\|") for k in ("step", "how"))  # a | inside a table cell
         lines.append(f"| {step} | {whole:,.1f} GiB | {part:.3f} GiB | {how} |")

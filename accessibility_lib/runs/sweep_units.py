@@ -1,4 +1,11 @@
-"""TODO docstring."""
+"""Sweep units: the independent pieces of a chapter's heavy work, each keyed in the result store.
+
+A :class:`WorkUnit` names one chapter's piece of work (a cramming target kind, a support model, a copying
+run) and the arguments of the one function in :mod:`accessibility_lib.runs.work` that does it, so the chapter,
+a serial sweep and a Ray sweep (:mod:`accessibility_lib.runs.sweeps`) run the same call and write the same store
+keys. :func:`plan_work` lists a preset's units; :data:`WORK` maps a chapter to the function that runs its unit;
+:func:`one_thread` runs a unit with one torch thread on CPU, as the chapters do.
+"""
 
 from __future__ import annotations
 
@@ -156,7 +163,7 @@ def plan_work(
 
 # ------------------------------------------------------------------------------------------ the work
 @contextlib.contextmanager
-def _one_thread(device: str):
+def one_thread(device: str):
     """One torch thread on CPU (as the chapters run; the same arithmetic whatever the worker), restored after."""
     import torch
 
@@ -234,4 +241,4 @@ def _copying(spec: dict, store: ResultStore, device: str) -> dict:
     }
 
 
-_WORK = {"cramming": _cramming, "support": _support, "copying": _copying}
+WORK = {"cramming": _cramming, "support": _support, "copying": _copying}

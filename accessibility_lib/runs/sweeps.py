@@ -61,7 +61,7 @@ from pathlib import Path
 
 from accessibility_lib.ground.results import ResultStore
 from accessibility_lib.runs.sweep_checks import check_address, check_models
-from accessibility_lib.runs.sweep_units import _WORK, CHAPTERS, NAMESPACE, SweepError, WorkUnit, _one_thread, plan_work
+from accessibility_lib.runs.sweep_units import CHAPTERS, NAMESPACE, WORK, SweepError, WorkUnit, one_thread, plan_work
 
 __all__ = [
     "run_unit",
@@ -118,8 +118,8 @@ def run_unit(
     os.replace(tmp, marker)
     t0 = time.perf_counter()
     try:
-        with _one_thread(device):
-            result = _WORK[unit.chapter](unit.spec, store, device)
+        with one_thread(device):
+            result = WORK[unit.chapter](unit.spec, store, device)
         record = {
             "result": result,
             "seconds": round(time.perf_counter() - t0, 3),
@@ -316,9 +316,9 @@ def _parse_overrides(pairs: list[str]) -> dict:
 
 
 def _repo_runs() -> Path:
-    from accessibility_lib.ground.results import _checkout_root
+    from accessibility_lib.ground.results import checkout_root
 
-    root = _checkout_root()
+    root = checkout_root()
     return (root if root is not None else Path.cwd()) / "runs"
 
 

@@ -138,3 +138,33 @@ def test_the_linter_reads_every_library_module():
     linted = {Path(line.strip()).resolve() for line in shown.splitlines() if line.strip().endswith(".py")}
     missed = [str(p.relative_to(ROOT)) for p in _modules() if p.resolve() not in linted]
     assert missed == [], f"library modules ruff never reads: {missed[:5]} ({len(missed)} in all)"
+
+
+def private_imports(text: str) -> list[str]:
+    """``module.name`` for every private name (``_x``, not dunder) imported from another library module."""
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("accessibility_lib"):
+            out += [
+                f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")
+            ]
+    return out
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A private name used across modules marks a cut through one concept: merge the modules or make the name public."""
+    assert private_imports("from accessibility_lib.geometry.cells import _as_tensor, argmax_tokens\n") == [
+        "accessibility_lib.geometry.cells._as_tensor"
+    ]
+    found = {str(p.relative_to(ROOT)): private_imports(p.read_text()) for p in _modules()}
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_every_module_says_what_it_is():
+    """Every library module opens with a docstring that says what it holds (not a placeholder)."""
+    bad = []
+    for p in _modules():
+        doc = ast.get_docstring(ast.parse(p.read_text())) or ""
+        if p.name != "__init__.py" and (len(doc.split()) < 5 or "TODO" in doc):
+            bad.append(str(p.relative_to(ROOT)))
+    assert bad == []
