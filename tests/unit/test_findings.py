@@ -70,6 +70,7 @@ def test_table1_finding_sets_ours_beside_the_papers_ranges():
     assert f.values["paper"]["ball (Cor 4.6)"] == (min(t1.values()), max(t1.values()))
     assert f.values["ball"] > f.values["cells"] > 0  # the refined support lowers C
     assert f"{min(t1.values()):g}–{max(t1.values()):g}" in f.sentence
+    assert f.values["budget"] == paper.AUTHORS_CRAMMING_STEPS["max_steps"] // 300 and "× our step budget" in f.sentence
 
 
 def test_copying_finding_reads_the_stored_fine_tune():
