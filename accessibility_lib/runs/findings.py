@@ -146,7 +146,7 @@ def cramming_finding(slope=None, model: str = REAL_MODEL) -> Finding:
     sentence = (
         f"On {_label(model)}, cramming natural text "
         f"reaches {s.fit.slope:.1f} [{s.fit.ci[0]:.1f}, {s.fit.ci[1]:.1f}] tokens per prompt vector at {steps} "
-        f"optimisation steps, so the ball bound C = {C:.1f} is "
+        f"optimisation steps, so the ball bound C = {C:.1f} (at 2r/ε = 4096) is "
         f"{r:.1f} [{lo:.1f}, {hi:.1f}] times what the model does."
     )
     return Finding(
