@@ -139,7 +139,10 @@ def test_the_reported_papermill_pitfalls():
 @pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)
 def test_papermill_runs_the_check_cell(md, tmp_path):
     """Real papermill on the chapter's first cells: a list given as text arrives as a list; a wrong type
-    stops in the check cell with the parameter named (PapermillExecutionError, not a library traceback)."""
+    stops in the check cell with the parameter named (PapermillExecutionError, not a library traceback).
+
+    Fresh executions (of the first cells only), not the session's ``smoke_book``: they pass parameters as papermill's
+    ``-p`` text and a wrong type, which no preset does."""
     import papermill as pm
 
     nb = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
@@ -176,3 +179,28 @@ def test_papermill_runs_the_check_cell(md, tmp_path):
             progress_bar=False,
             kernel_name="python3",
         )
+
+
+def test_intro_links_only_labels_and_pages_that_exist():
+    """The introduction's teaching path links exercises and sections of the chapters by label, and its findings
+    link chapters: every label it refers to is defined in a page of the book, every page it names exists, and it
+    is a MyST notebook that MyST-NB executes (no paired .ipynb, which would be a second source of book/intro)."""
+    intro = (ROOT / "book" / "intro.md").read_text()
+    assert "kernelspec:" in intro and "```{code-cell}" in intro and not (ROOT / "book" / "intro.ipynb").exists()
+    defined = set()
+    for page in (ROOT / "book").glob("*.md"):
+        text = page.read_text()
+        defined |= set(re.findall(r"^:label: ([\w-]+)", text, flags=re.M))
+        defined |= set(re.findall(r"^\(([\w-]+)\)=", text, flags=re.M))
+    refs = re.findall(r"\{ref\}`(?:[^`<]*<)?([\w-]+)>?`", intro)
+    assert len(refs) >= 10, refs  # the teaching path's exercises and sections
+    assert sorted(set(refs) - defined) == []
+    pages = {p.stem for p in (ROOT / "book").glob("*.md")}
+    docs = re.findall(r"\{doc\}`(?:[^`<]*<)?([\w/.-]+)>?`", intro)
+    assert docs and sorted(set(docs) - pages) == []
+    from accessibility_lib.runs import findings, registry
+
+    stems = {c.stem for c in registry.chapters()}
+    assert {
+        f.chapter for f in [findings.bound_finding(), findings.mean_field_finding(), findings.precision_finding()]
+    } <= stems
