@@ -69,11 +69,11 @@ def plan_text() -> str:
     ]
     u = plan[0]
     return (
-        "Both models ran the same cramming plan (`accessibility_lib.runs.cramming_units.PLANS`, plan `architectures`): "
-        f"m = {', '.join(str(m) for m in sorted({u.m for u in plan}))} prompt vectors, "
+        "Both models ran the same cramming plan (`accessibility_lib.runs.cramming_units.PLANS`, plan `architectures`). "
+        f"It has m = {', '.join(str(m) for m in sorted({u.m for u in plan}))} prompt vectors and "
         f"{' and '.join(sorted({u.kind for u in plan}))} targets (natural: held-out text), {u.n_targets} targets a "
-        f"length, the authors' optimiser and the `{u.length_convention}` length convention, {u.max_steps} steps "
-        f"(patience {u.patience}), float32."
+        f"length. It uses the authors' optimiser, the `{u.length_convention}` length convention, {u.max_steps} steps "
+        f"(patience {u.patience}) and float32."
     )
 
 
@@ -139,11 +139,12 @@ def cramming_table(cram: dict) -> str:
             limited, text = CB.budget_reading([c["units"][(kind, m)] for m, _, _ in rows])
             if limited is not False and text != "no failure":
                 notes.append(f"{name} ({kind}): {text}")
+    if not notes:
+        return "\n".join(lines)
     return "\n".join(lines) + (
-        "\n\nBudget (chapter 3's reading: with a patience, more than half the failures at the step cap means the "
-        "budget may limit them; chapter 3's budget curve is the test): " + "; ".join(notes) + "."
-        if notes
-        else ""
+        "\n\n**Budget.** Chapter 3 reads the failures so: with a patience, more than half of them at the step cap "
+        "means the budget may limit the n50s. Chapter 3's budget curve is the test.\n\n"
+        + "\n".join(f"* {n}." for n in notes)
     )
 
 
@@ -290,8 +291,8 @@ def copying_table(art: dict, found: dict) -> str:
         lines += ["", f"For {who} the fall is a step right past the longest training length: a failure to generalise "
                   "in length, which says nothing about the architecture's capacity beyond it."]  # fmt: skip
     lines += ["", "† For the transformer's position-free idealisation: the shipped model reads positions through a "
-              "causal mask and rotary embeddings, which break Thm 4.9's premises (below). ‡ A yardstick only: a "
-              "recurrence is not a map on measures, so Thm 4.9 does not apply."]  # fmt: skip
+              "causal mask and rotary embeddings, which break Thm 4.9's premises (below).", "",
+              "‡ A yardstick only: a recurrence is not a map on measures, so Thm 4.9 does not apply."]  # fmt: skip
     lines += [""] + [f"- {n}: {c.data.describe() if (c.kind == 'step') == c.data.is_step else CR.describe_cliff(c)}."
                      for n, c in found.items()]  # fmt: skip
     return "\n".join(lines)

@@ -173,9 +173,9 @@ def reading_items(sens: dict, eff: dict, params: dict, names: list[str]) -> str:
     if least:
         (n, d), f = least
         text.append(f"* At typical prompts the median perturbation that changes the next token is at least {floor_sig(f)}× "
-                    f"the dtype's unit roundoff, over every model and dtype measured (the least: {n} in {SHORT[d]})"
-                    + (": at the median, the dtype's spacing is not what limits the model." if f > 10 else
-                       ": at this factor the dtype's spacing may be what limits the model."))  # fmt: skip
+                    f"the dtype's unit roundoff, over every model and dtype measured; the least is {n} in {SHORT[d]}."
+                    + (" At the median, the dtype's spacing is not what limits the model." if f > 10 else
+                       " At this factor the dtype's spacing may be what limits the model."))  # fmt: skip
     below = []
     for (name, dt), S in sens.items():
         u = precision.unit_roundoff(dt)

@@ -71,9 +71,11 @@ def whole_range_text() -> str:
     """The count over the whole finite range (the worst case over any soft prompt), against the uniform grid's."""
     whole = whole_range()
     return (
-        "Over the whole finite range a coordinate takes "
-        + ", ".join(f"N = {n:,} values in {dt} (ln N = {math.log(n):.2f} nats)" for dt, n in whole.items())
-        + ". Any soft prompt of m vectors is one of N^(d·m) representable prompts, whatever the model: the "
+        " ".join(
+            f"In {dt} a coordinate takes N = {n:,} values over the whole finite range (ln N = {math.log(n):.2f} nats)."
+            for dt, n in whole.items()
+        )
+        + " Any soft prompt of m vectors is one of N^(d·m) representable prompts, whatever the model: the "
         "worst-case count. The number of values in [−r, r] grows with r only through the number of binades, so "
         "bounding the support changes a dtype's count little. What makes the slopes of the authors' replication "
         f"code small is its uniform grid: ln(1 + 2r/ε) = {ln_rep():.2f} nats per coordinate at 2r/ε = 4096, "
@@ -103,7 +105,7 @@ def probe_table(r_probe: float | None = None) -> str:
         f"with as many points has 2r/ε = {n16 - 1:,}, {(n16 - 1) / 4096:.1f}× the replication code's 4096, although "
         f"the authors' ε = r∞·2^−11 is about the fp16 spacing *at* r∞ ({fp_grid.spacing(r0, 'fp16'):g}). A uniform "
         f"grid at the coarsest spacing misses the values that crowd near zero: {share:.0%} of all finite fp16 "
-        f"values lie in [−1, 1]. fp32 has {n32:,} values in the same interval: ln N = {math.log(n32):.1f} nats per "
+        f"values lie in [−1, 1]. In fp32 the same interval holds {n32:,} values: ln N = {math.log(n32):.1f} nats per "
         f"coordinate against ln 4097 = {ln_rep():.2f}."
     )
 
@@ -174,10 +176,10 @@ def per_coordinate_text(entries: list[dict]) -> str:
         lo, hi = f"{min(v):.1f}", f"{max(v):.1f}"
         return lo if lo == hi else f"{lo}–{hi}"
 
-    out = ["The dtype's count depends on r only through the number of binades below it, so the per-coordinate "
-           "count ln N(r∞) hardly changes from model to model: "
-           + ", ".join(f"{rng(v)} nats for {dt}" for dt, v in per.items())
-           + f", against ln 4097 = {rep:.2f} for the `rinf_fp16` convention"
+    out = ["The dtype's count depends on r only through the number of binades below it.",
+           "So the per-coordinate count ln N(r∞) hardly changes from model to model: "
+           + ", ".join(f"{rng(v)} nats for {dt}" for dt, v in per.items()) + ".",
+           f"That compares with ln 4097 = {rep:.2f} for the `rinf_fp16` convention"
            + (f" and {min(t1):.1f}–{max(t1):.1f} for the ratios Table 1's ball row implies." if t1 else ".")]  # fmt: skip
     if rep < min(min(v) for v in per.values()):
         out.append("The `rinf_fp16` convention counts fewer inputs than any of the three dtypes can represent.")
