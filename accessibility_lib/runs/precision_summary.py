@@ -78,7 +78,7 @@ def readings(margin: float, over_u: float | None, mamba_margin: float | None) ->
     if m is None:
         mamba = "The state-space model has no reliable cramming slope in this run to set beside its bound."
     elif m > 1:
-        mamba = f"The state-space model `nano-mamba` crams below its bound like the transformer, by {floor_sig(m, 2)}× or more."
+        mamba = f"The state-space model nano-mamba crams below its bound like the transformer, by {floor_sig(m, 2)}× or more."
     else:
-        mamba = "The state-space model `nano-mamba` crams up to its bound here: the margin is not wholly above 1."
+        mamba = "The state-space model nano-mamba crams up to its bound here: the margin is not wholly above 1."
     return {"prec_answer_count": count, "prec_answer_eps": eps, "prec_answer_arch": mamba}
