@@ -9,6 +9,8 @@ lab notes' detailed record is :mod:`accessibility_lib.runs.copying_record`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from accessibility_lib.experiments import cliffs, copying
@@ -85,9 +87,15 @@ def summary_table(study: CopyingStudy, smol: dict | None = None) -> str:
 
 
 def chapter_numbers(study: CopyingStudy, smol: dict | None = None) -> dict[str, object]:
-    """The numbers chapter 6's prose states, as text to glue (names prefixed ``copy_``)."""
+    """The numbers chapter 6's prose states, as text to glue (names prefixed ``copy_``).
+
+    Raises:
+        AssertionError: some run's n* lies within the tested lengths (the chapter says the bound forbids nothing
+            there).
+    """
     mf = [r["mf"] for r in study.runs]
     n_test = max(study.params["eval_lengths"])
+    assert all(m["log10_nstar"] > math.log10(n_test) for m in mf), "n* within the tested lengths"
     V = study.params["alphabet_size"]
     vals = {
         "copy_n_runs": len(study.runs),

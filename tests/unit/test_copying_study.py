@@ -201,3 +201,9 @@ def test_readings_say_the_default_finding_only_where_the_runs_show_it():
     assert r2["copy_answer"] == "Not in these runs, although only 5 of the 6 cliffs sit at the training length here."
     assert r2["copy_exact_reading"].startswith("3 of the 4 models trained to L = 8 have their cliff there")
     assert "(5 of 6 at L)" in r2["copy_means_cliff"]
+
+
+def test_the_chapter_numbers_refuse_a_bound_that_bites_within_the_tested_lengths():
+    s = _study()
+    with pytest.raises(AssertionError, match="n\\* within the tested lengths"):
+        CT.chapter_numbers(CopyingStudy({**PARAMS, "eval_lengths": [10**200]}, s.runs))
