@@ -5,7 +5,7 @@ slope C_exp. Our columns divide our rows (:mod:`accessibility_lib.geometry.table
 :class:`~accessibility_lib.geometry.support.ModelSupport`) by our slopes (:mod:`accessibility_lib.runs.table1_measured`),
 **one column per step budget** that has complete units at every m = 1–4, so no ratio of a short budget reads as
 the model's. The real models are read from the stored cramming artifacts
-(:func:`~accessibility_lib.runs.table1_measured.real_models_with_artifacts`): a model crammed with the
+(:func:`~accessibility_lib.runs.real_models.with_cramming_artifacts`): a model crammed with the
 documented command appears with no chapter edited. The cells row of the argmax-region method is the
 resolved one where ``book/data/support/resolved/<model>.json`` exists
 (:mod:`accessibility_lib.geometry.table1_resolved`).
@@ -23,6 +23,7 @@ from accessibility_lib.geometry import table1
 from accessibility_lib.geometry import table1_resolved as T1R
 from accessibility_lib.runs import cramming_summary as CS
 from accessibility_lib.runs import table1_measured as TM
+from accessibility_lib.runs.real_models import with_cramming_artifacts
 from accessibility_lib.theory import paper
 
 __all__ = [
@@ -165,7 +166,7 @@ def build(results, models=None, *, kinds=KINDS, methods=table1.METHODS, cramming
         results: :class:`~accessibility_lib.geometry.support.ModelSupport` of this run (computed or stored); a
             real model not among them is read from its support artifact
             (:func:`~accessibility_lib.geometry.support.load_artifact`), and noted.
-        models: the models to show (default: :func:`~accessibility_lib.runs.table1_measured.real_models_with_artifacts`).
+        models: the models to show (default: :func:`~accessibility_lib.runs.real_models.with_cramming_artifacts`).
         kinds, methods: which target kinds and support methods make columns.
         cramming_folder: where the cramming artifacts are (tests).
 
@@ -178,7 +179,7 @@ def build(results, models=None, *, kinds=KINDS, methods=table1.METHODS, cramming
     from accessibility_lib.runs import cramming_artifacts as CA
 
     supports = {r.name: r for r in results}
-    names = list(models) if models is not None else TM.real_models_with_artifacts(cramming_folder)
+    names = list(models) if models is not None else with_cramming_artifacts(cramming_folder)
     notes, measured, summaries = [], {}, {}
     for name in names:
         if name not in supports:  # crammed but not computed in this run: its stored support analysis

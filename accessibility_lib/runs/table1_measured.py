@@ -33,7 +33,6 @@ __all__ = [
     "measured_slopes",
     "ratio",
     "ratio_text",
-    "real_models_with_artifacts",
     "slopes_by_budget",
 ]
 
@@ -127,50 +126,6 @@ def _slopes(model: str, summaries, max_steps: int, instrument: str, dtype: str) 
         label = pts[0].budget_label if pts else ""
         out[kind] = MeasuredSlope(model, kind, fit, pts, label, capped / fails if fails else float("nan"))
     return out
-
-
-def _own_model(name: str) -> bool:
-    """The book's own models (shipped with the library, trained here), stand-ins and untrained test models."""
-    from accessibility_lib.models.loading import NAMED_MODELS
-    from accessibility_lib.models.standins import is_standin
-
-    return (
-        is_standin(name)
-        or name in ("tiny", "random-tiny")
-        or NAMED_MODELS.get(name, "").startswith("shipped with the library")
-    )
-
-
-def real_models_with_artifacts(folder=None) -> list[str]:
-    """The real (pretrained) models that have a stored cramming artifact, in name order.
-
-    A model crammed with the documented command (``scripts/real_model_cramming.py --model NAME --plan table1``)
-    writes ``book/data/cramming/<NAME>.json``: it is listed here, so chapters 3 and 5 show it with no edit.
-    The book's own models (``nano``, ``nano-mamba``: shipped with the library), stand-ins and untrained test
-    models are not real models; files that are not cramming artifacts (``radii.json``) are skipped.
-
-    Args:
-        folder: where the artifacts are (default :data:`~accessibility_lib.runs.cramming_artifacts.ARTIFACT_DIR`).
-
-    Returns:
-        Model names as the artifacts spell them (e.g. ``["gemma-3-270m", "smollm2-135m"]``; a hub id's ``/``
-        restored from the file name's ``__``).
-    """
-    import json
-    from pathlib import Path
-
-    out = []
-    for path in sorted(Path(folder or CA.ARTIFACT_DIR).glob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(data, dict) or "units" not in data or "model" not in data:
-            continue  # not a cramming artifact
-        name = str(data["model"])
-        if not _own_model(name):
-            out.append(name)
-    return sorted(out)
 
 
 def _complete(u, kind: str, instrument: str, dtype: str) -> bool:

@@ -80,12 +80,18 @@ def _text(items) -> str:
 
 
 def test_real_models_are_read_from_the_artifacts(tmp_path):
+    def artifact(name):
+        (tmp_path / f"{name.replace('/', '__')}.json").write_text(json.dumps({"model": name, "units": []}))
+
     assert with_cramming_artifacts(tmp_path) == []
-    (tmp_path / "nano.json").write_text("{}")  # a book model, not a real one
-    (tmp_path / "gemma-3-270m.json").write_text("{}")
+    artifact("nano")  # a book model, not a real one
+    (tmp_path / "radii.json").write_text("{}")  # not a cramming artifact
+    artifact("gemma-3-270m")
     assert with_cramming_artifacts(tmp_path) == ["gemma-3-270m"]
-    (tmp_path / "smollm2-135m.json").write_text("{}")
+    artifact("smollm2-135m")
     assert with_cramming_artifacts(tmp_path) == ["smollm2-135m", "gemma-3-270m"]  # smallest first
+    artifact("acme/pythia-70m")  # a hub model crammed elsewhere comes after the offline ones
+    assert with_cramming_artifacts(tmp_path) == ["smollm2-135m", "gemma-3-270m", "acme/pythia-70m"]
 
 
 def test_at_cap_counts_failures_at_the_budget():

@@ -473,8 +473,9 @@ def test_real_models_are_read_from_the_stored_artifacts(tmp_path):
     import shutil
 
     from accessibility_lib.runs import cramming_artifacts as CA
+    from accessibility_lib.runs.real_models import with_cramming_artifacts
 
-    found = T.real_models_with_artifacts()
+    found = with_cramming_artifacts()
     assert {"smollm2-135m", "gemma-3-270m"} <= set(found) and not {"nano", "nano-mamba"} & set(found)
     shutil.copy(CA.ARTIFACT_DIR / "nano.json", tmp_path / "nano.json")
     (tmp_path / "radii.json").write_text(json.dumps({"smollm2-135m": {"d_model": 576}}))
@@ -482,4 +483,4 @@ def test_real_models_are_read_from_the_stored_artifacts(tmp_path):
     new["model"] = "acme/pythia-70m"
     (tmp_path / "acme__pythia-70m.json").write_text(json.dumps(new))
     (tmp_path / "broken.json").write_text("{not json")
-    assert T.real_models_with_artifacts(tmp_path) == ["acme/pythia-70m"]
+    assert with_cramming_artifacts(tmp_path) == ["acme/pythia-70m"]

@@ -25,6 +25,7 @@ from accessibility_lib.geometry import support, table1
 from accessibility_lib.geometry import table1_resolved as T1R
 from accessibility_lib.runs import cramming_artifacts as CA
 from accessibility_lib.runs import table1_measured as TM
+from accessibility_lib.runs.real_models import with_cramming_artifacts
 from accessibility_lib.theory import paper
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -37,7 +38,7 @@ def report():
 
 
 def test_every_real_model_with_artifacts_gets_a_column_per_complete_budget(report):
-    assert set(report.measured) == set(TM.real_models_with_artifacts())
+    assert set(report.measured) == set(with_cramming_artifacts())
     for m, by_budget in report.measured.items():
         summaries = report.summaries[m]
         for kind in T1.KINDS:
