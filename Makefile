@@ -1,5 +1,5 @@
 # The two commands of the README are `make book` and `make test`; the rest are for GPU re-execution.
-.PHONY: book test check setup models clean rerun site-from-runs paper
+.PHONY: book test check check-changed setup models clean rerun site-from-runs paper
 
 PY := .venv/bin/python
 
@@ -8,15 +8,23 @@ book:  ## set up, then build the static site into _build/html, executing every c
 	ACCESSIBILITY_BOOK_BUILD=1 .venv/bin/jupyter-book build . -W -n --keep-going
 	@echo "Site built: open _build/html/index.html"
 
+# Both targets spread the tests over two workers (pytest-xdist, -n 2); the browser tests stay on one (loadgroup).
+# The book is executed once a run, by the smoke_book fixture (tests/conftest.py), shared by both workers.
 test:  ## set up (including chromium and SmolLM2-135M), then the contributor checks and the whole test suite
 	bash scripts/setup.sh --browser --models
 	.venv/bin/pre-commit run --all-files --show-diff-on-failure
-	$(PY) -m pytest tests accessibility_lib
+	$(PY) -m pytest tests accessibility_lib -n 2 --dist loadgroup --durations=25
 
 check:  ## the fast contributor loop: the checks, the unit tests and the doctests (no browser, no model fetch, no slow tests)
 	bash scripts/setup.sh
 	.venv/bin/pre-commit run --all-files --show-diff-on-failure
-	$(PY) -m pytest tests/unit accessibility_lib -m "not slow" -q
+	$(PY) -m pytest tests/unit accessibility_lib -m "not slow" -q -n 2
+
+BASE ?=
+check-changed:  ## the tests of the files changed against HEAD (or BASE=<rev>): tests/changed_tests.py says which
+	@set -f; args="$$($(PY) tests/changed_tests.py $(BASE))"; \
+	if [ -z "$$args" ]; then echo "no changed file has tests"; else \
+	echo "$$args" | sed 's/^/  /'; $(PY) -m pytest -q -n 2 --dist loadgroup $$args; fi
 
 setup:
 	bash scripts/setup.sh

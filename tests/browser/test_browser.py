@@ -1,11 +1,12 @@
 """The built static site works offline and its explorers teach: headless Chromium on a minimal book.
 
-Builds a minimal book (intro, chapters 1–5, presets, status, references) in a temporary folder with the
-repository's own ``_config.yml`` and vendored widget runtime (book/_vendor, from scripts/setup.sh) — the
-same ``jupyter-book build -W -n --keep-going`` path as ``make book`` — with every chapter executed on the
-``smoke`` preset (its parameters cell is rewritten to ``preset = "smoke"``) and the result store in the
-temporary folder. Then Debian's headless Chromium (Playwright, never a downloaded browser) opens the
-pages from ``file://``:
+The site is the whole book (the real ``_toc.yml``) built in a temporary folder with the repository's own
+``_config.yml`` and vendored widget runtime (book/_vendor, from scripts/setup.sh) — the same
+``jupyter-book build -W -n --keep-going`` path as ``make book`` — from the session's one execution of every
+page on the ``smoke`` preset (the ``smoke_site`` and ``smoke_book`` fixtures of ``tests/conftest.py``: the
+executed pages fill the build's execution cache, so the build executes nothing itself). These tests run on
+one xdist worker (``xdist_group("browser")``). Then Debian's headless Chromium (Playwright, never a
+downloaded browser) opens the pages from ``file://``:
 
 - every explorer (chapter 1 ball bound, chapter 3 cramming, chapter 4 mean field): moving each slider
   changes the drawn plot's pixels (not only the labels); n* moves while the axis ticks stay where they
@@ -25,6 +26,9 @@ With ``ACCESSIBILITY_SHOTS=<folder>`` set, PNG screenshots of each explorer at i
 state are written there (for a reader to look at). A last test starts JupyterLab on 127.0.0.1 and checks
 the same widget live: it renders, recomputes on a slider move, and the moved value reaches the kernel.
 
+Every wait is tied to the event it waits for (a selector, the load state, the kernel's idle status, the server
+answering); their timeouts (:data:`EVENT_TIMEOUT_MS`) only bound a page or server that hangs.
+
 Needs: /usr/bin/chromium (``scripts/setup.sh --browser``), node_modules + book/_vendor (``scripts/setup.sh``).
 """
 
@@ -39,12 +43,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import build_book, stage_book
 
 from accessibility_lib.runs import registry
 from accessibility_lib.theory import bounds, capacity, paper
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]  # one worker: one browser, one site
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -61,37 +64,17 @@ CHROMIUM_ARGS = [
 CHAPTERS = [c.stem for c in registry.chapters()]
 #: every executable page (the chapters and their lab notes): staged with the smoke preset
 EXECUTED = [c.stem for c in registry.pages()]
-#: every other page of the real TOC
-BOOK_FILES = [p.name for p in (ROOT / "book").glob("*.md") if p.stem not in EXECUTED] + ["references.bib"]
 SHOTS = os.environ.get("ACCESSIBILITY_SHOTS")
+#: the bound of every event wait: a page, kernel or server that has not answered by then hangs (not a guess of how
+#: long a busy machine takes: waits end when their event happens)
+EVENT_TIMEOUT_MS = 600_000
 BAD_TEXT = ("∞", "NaN", "Infinity", "undefined", "null")
 
 
-def _vendor_ready() -> bool:
-    return (ROOT / "book" / "_vendor" / "abx" / "embed-amd.js").is_file()
-
-
-def _smoke(text: str) -> str:
-    """The chapter with its parameters cell set to the smoke preset."""
-    out, n = re.subn(r'^preset = "default"', 'preset = "smoke"', text, count=1, flags=re.M)
-    assert n == 1, 'the chapter\'s parameters cell must set preset = "default"'
-    return out
-
-
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """Build the minimal book; returns its _build/html folder."""
-    if not _vendor_ready():
-        pytest.fail("book/_vendor is missing: run `bash scripts/setup.sh` (npm ci + scripts/vendor_assets.py)")
-    work = tmp_path_factory.mktemp("book")
-    files = {f"{stem}.md": _smoke((ROOT / "book" / f"{stem}.md").read_text()) for stem in EXECUTED}
-    stage_book(work, (ROOT / "_toc.yml").read_text(), files=files, copy=tuple(BOOK_FILES))
-    proc = build_book(work, timeout=2400, env={"ACCESSIBILITY_RESULTS": str(work / "results")})
-    assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}"
-    html = work / "_build" / "html"
-    for stem in EXECUTED:
-        assert (html / "book" / f"{stem}.html").is_file()
-    return html
+def site(smoke_site) -> Path:
+    """The built site's _build/html folder (the session's ``smoke_site``)."""
+    return smoke_site
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +98,7 @@ class Page:
         self.errors: list[str] = []
         self.missing: list[str] = []
         self.page = page = browser.new_page(viewport={"width": width, "height": height})
+        page.set_default_timeout(EVENT_TIMEOUT_MS)
 
         def route(r):
             if r.request.url.split(":", 1)[0] in ("file", "data", "blob"):
@@ -130,7 +114,7 @@ class Page:
         page.goto(path.as_uri())
 
     def check_clean(self) -> None:
-        self.page.wait_for_timeout(300)  # late requests (fonts, MathJax components)
+        self.page.wait_for_load_state("networkidle")  # late requests (fonts, MathJax components) have settled
         assert self.errors == [], self.errors[:5]
         assert self.missing == [], f"local files missing from the site: {self.missing[:5]}"
         assert self.external == [], f"{len(self.external)} requests outside the local site: {self.external[:5]}"
@@ -262,7 +246,7 @@ def test_search_from_file_shows_snippets(site: Path, browser) -> None:
             " const li = document.querySelectorAll('#search-results li');"
             " return s && s.innerText.startsWith('Search finished') && li.length > 0"
             " && [...li].every(l => l.querySelector('p.context')); }",
-            timeout=60_000,
+            timeout=EVENT_TIMEOUT_MS,
         )
         items = p.page.evaluate(
             "() => [...document.querySelectorAll('#search-results li')].map(l => ({"
@@ -483,7 +467,7 @@ def _check_ball_readout(root) -> None:
 def test_ball_explorer(site: Path, browser) -> None:
     p = Page(browser, site / "book" / "01_theory.html")
     try:
-        p.page.wait_for_selector('[data-testid="bound-explorer"] [data-testid="out-C"]', timeout=60_000)
+        p.page.wait_for_selector('[data-testid="bound-explorer"] [data-testid="out-C"]', timeout=EVENT_TIMEOUT_MS)
         root = p.page.locator('[data-testid="bound-explorer"]').first
         root.scroll_into_view_if_needed()
         # the default: Pythia-160M under the replication convention (2r/ε = 4096)
@@ -527,7 +511,7 @@ def test_sliders_take_exact_values(site: Path, browser) -> None:
     log10 768, where the bare log slider gives 763 or 773)."""
     p = Page(browser, site / "book" / "01_theory.html")
     try:
-        p.page.wait_for_selector('[data-testid="bound-explorer"] [data-testid="number-d"]', timeout=60_000)
+        p.page.wait_for_selector('[data-testid="bound-explorer"] [data-testid="number-d"]', timeout=EVENT_TIMEOUT_MS)
         root = p.page.locator('[data-testid="bound-explorer"]').first
         root.scroll_into_view_if_needed()
         _type_number(root, "d", "2048")
@@ -560,7 +544,7 @@ def test_sliders_take_exact_values(site: Path, browser) -> None:
 def test_mean_field_explorer(site: Path, browser) -> None:
     p = Page(browser, site / "book" / "04_mean_field.html")
     try:
-        p.page.wait_for_selector('[data-testid="bound-explorer"][data-formula="mean_field"]', timeout=60_000)
+        p.page.wait_for_selector('[data-testid="bound-explorer"][data-formula="mean_field"]', timeout=EVENT_TIMEOUT_MS)
         root = p.page.locator('[data-testid="bound-explorer"][data-formula="mean_field"]').first
         root.scroll_into_view_if_needed()
         # toy default: ln ln #accessible = d ln(1 + 2r/ε) + ln(1 + ln(1 + (2r/ε)^q)), computed here by bounds
@@ -602,7 +586,7 @@ def test_mean_field_explorer(site: Path, browser) -> None:
 def test_cramming_explorer(site: Path, browser) -> None:
     p = Page(browser, site / "book" / "03_cramming.html")
     try:
-        p.page.wait_for_selector('[data-testid="cramming-explorer"] [data-testid="out-C"]', timeout=60_000)
+        p.page.wait_for_selector('[data-testid="cramming-explorer"] [data-testid="out-C"]', timeout=EVENT_TIMEOUT_MS)
         root = p.page.locator('[data-testid="cramming-explorer"]').first
         root.scroll_into_view_if_needed()
         # Pythia-160M, natural text, replication convention: C = 768 ln 4097 / ln 50304, ratio to 90.37
@@ -671,11 +655,38 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_live_in_jupyterlab(tmp_path: Path, browser) -> None:
-    """In JupyterLab the same widget renders, recomputes on a slider move, and syncs the value to the kernel."""
-    import socket
+def _wait_for_server(lab: subprocess.Popen, port: int, log: Path) -> None:
+    """Until JupyterLab answers HTTP on ``port``; fails at once (with its log) if the server process ends."""
     import time
+    import urllib.request
 
+    deadline = time.monotonic() + EVENT_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        if lab.poll() is not None:
+            pytest.fail(f"jupyter lab exited with {lab.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail(f"jupyter lab did not answer on port {port}:\n{log.read_text()[-3000:]}")
+
+
+def _prompt_count(page, index: int) -> int:
+    """The execution count shown in the input prompt of cell ``index`` ("[3]:" -> 3; not run yet: 0)."""
+    text = page.locator(".jp-Cell").nth(index).locator(".jp-InputPrompt").inner_text()
+    digits = "".join(ch for ch in text if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+def test_live_in_jupyterlab(tmp_path: Path, browser) -> None:
+    """In JupyterLab the same widget renders, recomputes on a slider move, and syncs the value to the kernel.
+
+    JupyterLab's configuration, data, runtime and workspace folders and IPython's are temporary: nothing is
+    written outside ``tmp_path``. Each step waits for its event: the server answering, the kernel idle, the widget
+    drawn, the print cell's next execution; a slider value that has not reached the kernel yet is read again.
+    """
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
@@ -686,10 +697,19 @@ def test_live_in_jupyterlab(tmp_path: Path, browser) -> None:
         ]
     )
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, tmp_path / "live.ipynb")
+    root = tmp_path / "root"
+    root.mkdir()
+    nbformat.write(nb, root / "live.ipynb")
     port = _free_port()
     jupyter = Path(sys.executable).with_name("jupyter")
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    env = dict(
+        os.environ,
+        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
+        JUPYTER_DATA_DIR=str(tmp_path / "data"),
+        IPYTHONDIR=str(tmp_path / "ipython"),
+    )
+    log = tmp_path / "lab.log"
     lab = subprocess.Popen(
         [
             str(jupyter),
@@ -701,34 +721,41 @@ def test_live_in_jupyterlab(tmp_path: Path, browser) -> None:
             "--IdentityProvider.token=",
             "--ServerApp.password=",
             "--ServerApp.disable_check_xsrf=True",
-            f"--ServerApp.root_dir={tmp_path}",
+            f"--ServerApp.root_dir={root}",
+            f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+            f"--LabApp.user_settings_dir={tmp_path / 'user-settings'}",
             "--LabApp.news_url=",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         ],
-        stdout=open(tmp_path / "lab.log", "w"),
+        stdout=open(log, "w"),
         stderr=subprocess.STDOUT,
         env=env,
     )
     external: list[str] = []
     try:
-        for _ in range(240):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.5)
+        _wait_for_server(lab, port, log)
         local = (f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}", "data:", "blob:")
         page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.set_default_timeout(EVENT_TIMEOUT_MS)
         try:
             page.on("request", lambda req: None if req.url.startswith(local) else external.append(req.url))
             page.goto(f"http://127.0.0.1:{port}/lab/tree/live.ipynb")
-            page.wait_for_selector(".jp-Notebook", timeout=90_000)
-            page.wait_for_timeout(2000)
-            page.keyboard.press("Escape")
-            page.click("text=Run", timeout=30_000)
-            page.click("text=Run All Cells", timeout=30_000)
-            page.wait_for_selector('[data-testid="out-C"]', timeout=180_000)
+            page.wait_for_selector(".jp-Notebook")
+            # the kernel is connected and idle: the status bar names it (before, it says "No Kernel | Initializing",
+            # then "Connecting", while the toolbar's indicator may already read idle) and the indicator reads idle
+            idle = (
+                "() => { const bar = document.querySelector('#jp-main-statusbar');"
+                " const ind = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');"
+                " return !!bar && bar.innerText.includes('Python 3 (ipykernel)') && !!ind"
+                " && ind.getAttribute('data-status') === 'idle' && document.querySelectorAll('.jp-Cell').length >= 2; }"
+            )
+            page.wait_for_function(idle)
+            page.locator(".jp-Cell").nth(0).locator(".jp-InputPrompt").click()  # select cell 1 (command mode)
+            page.keyboard.press("Shift+Enter")  # run it and select cell 2
+            page.keyboard.press("Shift+Enter")  # run cell 2
+            page.wait_for_selector('[data-testid="out-C"]')
             assert float(page.inner_text('[data-testid="out-C"]')) == pytest.approx(590.091, rel=1e-6)
+            page.wait_for_function(idle)  # both cells have run
             page.locator('[data-testid="slider-d"]').evaluate(
                 "(el) => { el.value = String(Math.log10(2048)); el.dispatchEvent(new Event('input', {bubbles: true})); }"
             )
@@ -736,17 +763,29 @@ def test_live_in_jupyterlab(tmp_path: Path, browser) -> None:
             assert abs(d - 2048) <= 2048 * 0.01
             expected = bounds.ball_slope(d, 1.0, 2.0**-11, 50304)
             assert _close4(float(page.inner_text('[data-testid="out-C"]')), expected)
-            page.wait_for_timeout(1000)  # let the new value reach the kernel
-            page.locator(".jp-Cell").nth(1).click()
-            page.keyboard.press("Shift+Enter")
-            page.wait_for_selector(f"text=KERNEL {d}", timeout=60_000)
-            text = next(t for t in page.locator(".jp-OutputArea-output").all_inner_texts() if "KERNEL" in t)
-            assert _close4(float(text.split()[2]), expected)
+            # the moved value reaches the kernel: run the print cell until it prints it (each run waits for its own
+            # execution count; a run that still prints the old value is repeated, at most 20 times)
+            printed = []
+            for _ in range(20):
+                before = _prompt_count(page, 1)
+                page.locator(".jp-Cell").nth(1).click()
+                page.keyboard.press("Shift+Enter")
+                page.wait_for_function(
+                    "([i, n]) => { const p = document.querySelectorAll('.jp-Cell')[i].querySelector('.jp-InputPrompt');"
+                    " const m = (p && p.innerText.match(/\\d+/)) || null; return m && Number(m[0]) > n; }",
+                    arg=[1, before],
+                )
+                page.wait_for_function(idle)
+                printed = [t for t in page.locator(".jp-OutputArea-output").all_inner_texts() if "KERNEL" in t]
+                if printed and printed[-1].split()[1] == str(d):
+                    break
+            assert printed and printed[-1].split()[1] == str(d), printed
+            assert _close4(float(printed[-1].split()[2]), expected)
         finally:
             page.close()
     finally:
         lab.terminate()
-        lab.wait(15)
+        lab.wait(60)
     assert external == [], f"JupyterLab page requested {external[:5]}"
 
 

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.pages("02_argmax_cells")  # the page these tests read from the session's smoke_book
 
 
 def glued(nb: dict) -> dict:
@@ -35,19 +36,9 @@ def glued(nb: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory):
-    import papermill
-
-    out = tmp_path_factory.mktemp("ch2") / "out.ipynb"
-    papermill.execute_notebook(
-        str(ROOT / "book" / "02_argmax_cells.ipynb"),
-        str(out),
-        parameters={"preset": "smoke"},
-        cwd=str(ROOT / "book"),
-        kernel_name="python3",
-        progress_bar=False,
-    )
-    return json.loads(out.read_text())
+def executed(smoke_book):
+    """The chapter as the session executed it on the smoke preset (``smoke_book`` in tests/conftest.py)."""
+    return json.loads(smoke_book.executed("02_argmax_cells").read_text())
 
 
 @pytest.fixture(scope="module")

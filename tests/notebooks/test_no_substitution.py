@@ -5,7 +5,8 @@ Real papermill runs of each chapter's first cells (the parameters, their check, 
 the models), with models that are not available here: a hub id on an offline machine (chapter 4 takes
 the shipped ``nano`` instead and says so) and a named model that is not fetched (chapters 5 and 7 skip it
 and say so). The fetched-model cache is pointed at an empty folder, so the result does not depend on
-what this machine has fetched.
+what this machine has fetched. These are fresh executions (of the first cells only), not the session's
+``smoke_book``: they ask for models the smoke preset never names, with an empty model cache.
 """
 
 from __future__ import annotations

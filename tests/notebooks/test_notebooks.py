@@ -1,12 +1,16 @@
-"""Every chapter in _toc.yml executes under papermill on the ``smoke`` preset, then re-runs under nbval.
+"""Every page in _toc.yml (chapters and lab notes) executes under papermill on the ``smoke`` preset, then under nbval.
 
-papermill injects ``preset = "smoke"`` after the cell tagged ``parameters``; nbval (``--nbval-lax``) then
-re-executes that executed notebook from scratch and compares the outputs of the cells tagged
+The papermill run is the session's one execution of the book (the ``smoke_book`` fixture of
+``tests/conftest.py``: each page's parameters cell set to ``preset = "smoke"``, two pages at a time, one result
+store), shared with the other tests that read outputs and with the site of the browser tests. nbval
+(``--nbval-lax``) then re-executes that executed notebook from scratch and compares the outputs of the cells tagged
 ``nbval-check-output`` (deterministic outputs: tables of numbers, glued values), numbers included: only
 times, object addresses and temporary paths are sanitised (``tests/nbval_sanitize.cfg``). Outputs that
 vary from run to run (timings, sampling noise) are not compared; the chapters assert them inside the
-notebook against a stated tolerance, so a run outside it fails the execution itself. Both runs share one
-temporary result store, as a resumed run does. Committed notebooks must carry no outputs.
+notebook against a stated tolerance, so a run outside it fails the execution itself. nbval's run is the one
+fresh execution here, on purpose: comparing needs a second run, and it resumes from the store the first run
+filled, so it also checks that a resumed run prints what the first one printed (and costs little for the heavy
+chapters, whose work it reads back). Committed notebooks must carry no outputs.
 """
 
 from __future__ import annotations
@@ -21,9 +25,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+from accessibility_lib.runs.registry import pages  # noqa: E402
 from accessibility_lib.runs.rerun import toc_chapters  # noqa: E402
 
 CHAPTERS = toc_chapters()
+#: every executable page: the chapters and their lab notes (same parameters and presets)
+PAGES = [p.stem for p in pages()]
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
 CHECK_TAG = "nbval-check-output"
 #: chapters whose smoke run prints tables of (ε convention, r, ε or 2r/ε) rows: book/_ext/convention_tables.py
@@ -40,10 +47,14 @@ def _nbval(path: Path, rootdir: Path, env: dict | None = None) -> subprocess.Com
             "-q",
             "-p",
             "no:cacheprovider",
+            "-p",
+            "nbval",  # the suite's own runs leave the plugin out (pyproject.toml's addopts): it is wanted here
             "--nbval-lax",
             "--nbval-sanitize-with",
             str(SANITIZE),
             "--nbval-current-env",
+            "--nbval-kernel-startup-timeout",  # a kernel starts slowly on a busy machine: wait for it, do not fail
+            "600",
             "--rootdir",
             str(rootdir),
             str(path),
@@ -56,7 +67,7 @@ def _nbval(path: Path, rootdir: Path, env: dict | None = None) -> subprocess.Com
     )
 
 
-@pytest.mark.parametrize("stem", CHAPTERS)
+@pytest.mark.parametrize("stem", PAGES)
 def test_committed_without_outputs(stem):
     nb = json.loads((ROOT / "book" / f"{stem}.ipynb").read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
@@ -108,37 +119,29 @@ def test_nbval_comparison_can_fail(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stem", CHAPTERS)
-def test_chapter_smoke_papermill_then_nbval(stem, tmp_path, monkeypatch):
-    import papermill as pm
+@pytest.mark.parametrize("stem", PAGES)
+def test_chapter_smoke_papermill_then_nbval(stem, smoke_book, tmp_path):
+    # papermill first (the session's run; nbval alone would pass a cell holding an unknown magic), nbval second
+    executed = json.loads(smoke_book.executed(stem).read_text())  # fails here, naming the cell, if papermill failed
+    checked = [c for c in executed["cells"] if CHECK_TAG in c.get("metadata", {}).get("tags", [])]
+    if stem in CHAPTERS:
+        assert any(c.get("outputs") for c in checked), f"{stem}: the cells tagged {CHECK_TAG!r} printed nothing"
+    # every table printed under an ε convention's name holds that convention's r and ε (book/_ext), and the
+    # chapters that print such tables had rows checked (a scanner reading nothing would pass them all)
+    from convention_tables import check_tables, notebook_markdown
 
-    monkeypatch.setenv("ACCESSIBILITY_RESULTS", str(tmp_path / "results"))  # one store for both runs, not the repo's
-    # The executed copy lives beside the chapter (as a hidden file) so that nbval's kernel starts in
-    # book/, like the build's and papermill's, and the chapter's relative data paths resolve.
+    reports = [check_tables(text, f"{stem} cell {i}") for i, text in notebook_markdown(executed)]
+    wrong = [p for _, probs in reports for p in probs]
+    assert wrong == [], "convention names printed beside another convention's numbers:\n" + "\n".join(wrong)
+    if stem in PRINTS_CONVENTION_TABLES:
+        assert sum(n for n, _ in reports) > 0, f"{stem}: no convention row was read from its printed tables"
+    # The copy nbval runs lives beside the chapter (as a hidden file) so that nbval's kernel starts in book/, like
+    # the build's and papermill's, and the chapter's relative data paths resolve. Its store is the session's: a
+    # resumed run (see the module docstring for why this second execution).
     out = ROOT / "book" / f".nbval_{stem}_{os.getpid()}.ipynb"
     try:
-        pm.execute_notebook(
-            str(ROOT / "book" / f"{stem}.ipynb"),
-            str(out),
-            parameters={"preset": "smoke"},
-            cwd=str(ROOT / "book"),
-            kernel_name="python3",
-            progress_bar=False,
-            execution_timeout=600,
-        )
-        executed = json.loads(out.read_text())
-        checked = [c for c in executed["cells"] if CHECK_TAG in c.get("metadata", {}).get("tags", [])]
-        assert any(c.get("outputs") for c in checked), f"{stem}: the cells tagged {CHECK_TAG!r} printed nothing"
-        # every table printed under an ε convention's name holds that convention's r and ε (book/_ext), and the
-        # chapters that print such tables had rows checked (a scanner reading nothing would pass them all)
-        from convention_tables import check_tables, notebook_markdown
-
-        reports = [check_tables(text, f"{stem} cell {i}") for i, text in notebook_markdown(executed)]
-        wrong = [p for _, probs in reports for p in probs]
-        assert wrong == [], "convention names printed beside another convention's numbers:\n" + "\n".join(wrong)
-        if stem in PRINTS_CONVENTION_TABLES:
-            assert sum(n for n, _ in reports) > 0, f"{stem}: no convention row was read from its printed tables"
-        proc = _nbval(out, tmp_path, env=dict(os.environ))
+        out.write_text(json.dumps(executed))
+        proc = _nbval(out, tmp_path, env=dict(os.environ, ACCESSIBILITY_RESULTS=str(smoke_book.results)))
     finally:
         out.unlink(missing_ok=True)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

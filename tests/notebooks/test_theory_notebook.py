@@ -35,7 +35,9 @@ def test_committed_without_outputs_and_one_parameters_cell() -> None:
 
 
 def test_papermill_with_a_non_default_eps_convention(tmp_path: Path) -> None:
-    """2r/ε = 2^17 (``table1_pythia``) reproduces Table 1's 9.24 for Pythia-160M (paper, Table 1)."""
+    """2r/ε = 2^17 (``table1_pythia``) reproduces Table 1's 9.24 for Pythia-160M (paper, Table 1).
+
+    A fresh execution, not the session's ``smoke_book``: it runs the chapter with a parameter no preset sets."""
     papermill = pytest.importorskip("papermill")
     out = tmp_path / "theory.ipynb"
     papermill.execute_notebook(
@@ -65,7 +67,9 @@ def test_papermill_with_a_non_default_eps_convention(tmp_path: Path) -> None:
 
 
 def test_nbval_lax() -> None:
-    """The notebook executes cell by cell under nbval (outputs not compared: committed without outputs)."""
+    """The notebook executes cell by cell under nbval (outputs not compared: committed without outputs).
+
+    A fresh execution, not the session's ``smoke_book``: the committed notebook as it is, on its ``default`` preset."""
     pytest.importorskip("nbval")
     proc = subprocess.run(
         [
@@ -73,6 +77,8 @@ def test_nbval_lax() -> None:
             "-m",
             "pytest",
             "--nbval-lax",
+            "--nbval-kernel-startup-timeout",  # a kernel starts slowly on a busy machine: wait for it, do not fail
+            "600",
             "-q",
             "-p",
             "no:cacheprovider",
