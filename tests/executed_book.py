@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -93,7 +94,6 @@ def execute_pages(folder: Path, pages: list, workers: int = 2) -> ExecutedBook:
     same preset ``name``), whose results it may reuse from the shared store. A page that fails is recorded
     with papermill's error (the cell and its traceback) and the others go on.
     """
-    import nbformat
 
     folder.mkdir(parents=True, exist_ok=True)
     book = ExecutedBook(folder, folder / "results")
@@ -108,6 +108,24 @@ def execute_pages(folder: Path, pages: list, workers: int = 2) -> ExecutedBook:
     chapter_of = {p.stem: next((c.stem for c in pages if c.kind == "chapter" and c.name == p.name), None) for p in todo}
     running: dict[str, tuple[subprocess.Popen, float, Path]] = {}
     done: dict[str, str] = {}
+    try:
+        _run_all(folder, todo, chapter_of, running, done, book, env, workers)
+    finally:  # interrupted (Ctrl-C, a killed worker): no papermill process or kernel outlives the run
+        for proc, _, _ in running.values():
+            proc.send_signal(signal.SIGINT)  # papermill then shuts its kernel down (SIGTERM would orphan it)
+        for proc, _, _ in running.values():
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    book.records = {p.stem: book.records[p.stem] for p in pages}  # TOC order
+    book.save()
+    return book
+
+
+def _run_all(folder, todo, chapter_of, running, done, book, env, workers) -> None:
+    import nbformat
+
     while todo or running:
         ready = [p for p in todo if p.kind == "chapter" or chapter_of[p.stem] in done or chapter_of[p.stem] is None]
         while ready and len(running) < workers:
@@ -138,9 +156,6 @@ def execute_pages(folder: Path, pages: list, workers: int = 2) -> ExecutedBook:
                 "wall_s": round(time.perf_counter() - t0, 1),
                 "error": "" if ok else log.read_text()[-6000:],
             }
-    book.records = {p.stem: book.records[p.stem] for p in pages}  # TOC order
-    book.save()
-    return book
 
 
 def prime_cache(work: Path, book: ExecutedBook, stems: list[str]) -> list[str]:
