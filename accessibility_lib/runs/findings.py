@@ -9,7 +9,7 @@ crossover of chapter 4 (:func:`accessibility_lib.theory.meanfield.crossover_log_
 chapter 6 (``book/data/copying/finetune_smollm2-135m.json``) and the dtype grids of chapter 7.
 
 Cost: a few seconds on two CPU cores, nearly all of it the re-fit of the cramming units (only the units
-the slope uses are re-fitted: one model, one target kind, the base budget).
+the slopes use are re-fitted: one model, one target kind, each complete budget).
 
 Example:
     >>> f = bound_finding()
@@ -34,6 +34,9 @@ __all__ = [
     "copying_finding",
     "precision_finding",
     "findings",
+    "budget_slopes",
+    "complete_budgets",
+    "measured_slope",
     "REAL_MODEL",
     "PAPER_MODEL",
 ]
@@ -79,19 +82,18 @@ def bound_finding(model: str = PAPER_MODEL) -> Finding:
     return Finding("bound", "01_theory", sentence, {"C": C, "two_r_over_eps": 2 * r / eps, "d": pm.d_model})
 
 
-def _base_units(artifact: dict, kind: str, top_only: bool = True) -> dict:
-    """The artifact with only the units a base-budget slope of ``kind`` can use (their re-fit is the cost).
+def _budget_units(artifact: dict, kind: str, max_steps: int, top_only: bool = True) -> dict:
+    """The artifact with only the units a slope of ``kind`` at ``max_steps`` can use (their re-fit is the cost).
 
     ``top_only``: at each m only the complete unit with the most outcomes, the one
     :func:`accessibility_lib.runs.cramming_summary.slopes` takes when its fit is usable.
     """
     from accessibility_lib.runs.cramming_artifacts import own_outcomes
-    from accessibility_lib.runs.cramming_units import BASE_STEPS
 
     keep = [
         u
         for u in artifact["units"]
-        if u["kind"] == kind and u["max_steps"] == BASE_STEPS and u["instrument"] == "paper" and u["dtype"] == "float32"
+        if u["kind"] == kind and u["max_steps"] == max_steps and u["instrument"] == "paper" and u["dtype"] == "float32"
     ]
     if top_only:
         top: dict = {}
@@ -104,75 +106,109 @@ def _base_units(artifact: dict, kind: str, top_only: bool = True) -> dict:
     return dict(artifact, units=keep)
 
 
-def measured_slope(model: str = REAL_MODEL, kind: str = "natural", artifact: dict | None = None):
-    """The base-budget cramming slope of ``model`` (a :class:`~accessibility_lib.runs.table1_measured.MeasuredSlope`).
+def measured_slope(model: str = REAL_MODEL, kind: str = "natural", artifact: dict | None = None, max_steps=None):
+    """The cramming slope of ``model`` at one step budget (a :class:`~accessibility_lib.runs.table1_measured.MeasuredSlope`).
 
-    The same slope as ``table1_measured.measured_slopes(model)[kind]``, re-fitting only the unit it takes at each
-    m; where that unit's fit is not usable (fewer m come back), all candidate units are re-fitted.
+    The same slope as ``table1_measured.measured_slopes(model, max_steps)[kind]``, re-fitting only the unit it
+    takes at each m; where that unit's fit is not usable (fewer m come back), all candidate units are re-fitted.
+
+    Args:
+        max_steps: the budget (optimiser steps a target); None: the base budget
+            (:data:`~accessibility_lib.runs.cramming_units.BASE_STEPS`).
 
     Raises:
         accessibility_lib.runs.cramming_artifacts.ArtifactMissingError: no stored artifact.
-        KeyError: no unit of ``kind`` at the base budget.
+        KeyError: no unit of ``kind`` at that budget.
     """
     from accessibility_lib.runs import cramming_artifacts as CA
     from accessibility_lib.runs import table1_measured as TM
+    from accessibility_lib.runs.cramming_units import BASE_STEPS
 
+    steps = BASE_STEPS if max_steps is None else int(max_steps)
     art = artifact if artifact is not None else CA.load_artifact(model)
-    top = _base_units(art, kind)
-    s = TM.measured_slopes(model, artifact=top)[kind]
+    top = _budget_units(art, kind, steps)
+    s = TM.measured_slopes(model, max_steps=steps, artifact=top)[kind]
     if len(s.units) < len(top["units"]):  # a top unit without a usable fit: the next one may stand in
-        s = TM.measured_slopes(model, artifact=_base_units(art, kind, top_only=False))[kind]
+        s = TM.measured_slopes(model, max_steps=steps, artifact=_budget_units(art, kind, steps, top_only=False))[kind]
     return s
 
 
-def cramming_finding(slope=None, model: str = REAL_MODEL) -> Finding:
-    """Chapter 3: the measured natural-text cramming slope of a real model, and the ball bound over it.
+def complete_budgets(artifact: dict, kind: str = "natural", ms=(1, 2, 3, 4)) -> list[int]:
+    """The step budgets at which every m of ``ms`` has a complete float32 unit of ``kind`` (the book's loop), ascending.
 
-    The ball C is chapter 3's: 2r/ε = 4096 (``rinf_fp16``). ``slope``: a measured slope to use instead of
-    re-fitting the artifact (:func:`measured_slope`).
+    Read from the stored units' states, with no re-fit (the chapters' :func:`~accessibility_lib.runs.table1_measured.
+    complete_budgets` also drops units whose fit fails; :func:`budget_slopes` re-fits and drops those).
+    """
+    got: dict[int, set[int]] = {}
+    for u in artifact["units"]:
+        if (u["kind"], u["instrument"], u["dtype"], u.get("state")) == (kind, "paper", "float32", "complete"):
+            got.setdefault(int(u["max_steps"]), set()).add(int(u["m"]))
+    return sorted(b for b, m in got.items() if set(ms) <= m)
+
+
+def budget_slopes(model: str = REAL_MODEL, kind: str = "natural", artifact: dict | None = None) -> dict:
+    """Budget (steps) -> the reliable cramming slope of ``model`` at that budget, for every budget with m = 1–4 complete.
+
+    Table 1 takes one slope a budget (chapter 5), so no slope of a short budget reads as the model's.
 
     Raises:
-        ValueError: the slope is not reliable (no ratio is taken of it).
+        accessibility_lib.runs.cramming_artifacts.ArtifactMissingError: no stored artifact.
+        ValueError: no budget gives a reliable slope (the message says which budgets were tried).
     """
-    from accessibility_lib.runs import table1_measured as TM
+    from accessibility_lib.runs import cramming_artifacts as CA
 
-    s = slope if slope is not None else measured_slope(model)
-    if not s.reliable:
-        raise ValueError(f"{model}'s natural-text slope is not reliable yet: {s.describe()}")
-    d, V = _shape(model)
-    C = bounds.ball_slope(d, 1.0, 2.0 / 4096, V)
-    r, (lo, hi) = TM.ratio(C, s.fit)
-    steps = s.units[0].max_steps
+    art = artifact if artifact is not None else CA.load_artifact(model)
+    tried = complete_budgets(art, kind)
+    out = {b: s for b in tried if (s := measured_slope(model, kind, art, b)).reliable}
+    if not out:
+        raise ValueError(f"{model}'s {kind} slope is not reliable at any complete budget (tried {tried} steps)")
+    return out
+
+
+def cramming_finding(slopes: dict | None = None, model: str = REAL_MODEL) -> Finding:
+    """Chapter 3: the measured natural-text cramming slope of a real model at each complete step budget.
+
+    Args:
+        slopes: budget (steps) -> a reliable measured slope (:func:`budget_slopes`), to use instead of re-fitting.
+
+    Raises:
+        ValueError: no slope (no budget with a reliable one).
+    """
+    slopes = dict(sorted((slopes if slopes is not None else budget_slopes(model)).items()))
+    if not slopes:
+        raise ValueError(f"{model}: no reliable natural-text slope to report")
+    (b0, s0), *rest = slopes.items()
+    said = f"{s0.fit.slope:.1f} [{s0.fit.ci[0]:.1f}, {s0.fit.ci[1]:.1f}] tokens of natural text at {b0:,} optimisation steps a target"
+    for b, s in rest:
+        said += (
+            f"{' and' if b == max(slopes) else ','} {s.fit.slope:.1f} [{s.fit.ci[0]:.1f}, {s.fit.ci[1]:.1f}] at {b:,}"
+        )
     sentence = (
-        f"On {_label(model)}, cramming natural text "
-        f"reaches {s.fit.slope:.1f} [{s.fit.ci[0]:.1f}, {s.fit.ci[1]:.1f}] tokens per prompt vector at {steps} "
-        f"optimisation steps, so the ball bound C = {C:.1f} (at 2r/ε = 4096) is "
-        f"{r:.1f} [{lo:.1f}, {hi:.1f}] times what the model does."
+        f"On {_label(model)}, each prompt vector crams {said}: the measured slope is a lower bound that rises with "
+        f"the step budget (the paper's is {paper.AUTHORS_CRAMMING_STEPS['max_steps']:,} steps)."
     )
     return Finding(
         "cramming", "03_cramming", sentence,
-        {"slope": s.fit.slope, "ci": tuple(s.fit.ci), "steps": steps, "C": C, "ratio": r, "ratio_ci": (lo, hi)},
+        {"slopes": {b: s.fit.slope for b, s in slopes.items()}, "ci": {b: tuple(s.fit.ci) for b, s in slopes.items()}},
     )  # fmt: skip
 
 
-def _shape(model: str) -> tuple[int, int]:
-    """(d, |V|) of a fetched real model, from chapter 5's stored support artifact (no model load)."""
-    from accessibility_lib.geometry import support
-
-    res = support.load_artifact(model)
-    return int(res.d), int(res.d_vocab)
-
-
-def table1_finding(slope=None, model: str = REAL_MODEL) -> Finding:
+def table1_finding(slopes: dict | None = None, model: str = REAL_MODEL) -> Finding:
     """Chapter 5: the rebuilt Table 1 ratios (ball; ellipsoid + resolved cells) beside the paper's ranges.
 
     Our columns are chapter 5's ``argmax_region`` method; the cells row is the resolved one with the
     measured splitting variance where a replicate run measured it (else the ideal one), as chapter 5 reads it.
+    The ratios divide by the slope at the largest complete step budget; the base budget's are given beside them.
+
+    Args:
+        slopes: budget (steps) -> a reliable measured slope (:func:`budget_slopes`), to use instead of re-fitting.
     """
     from accessibility_lib.geometry import support
     from accessibility_lib.geometry import table1_resolved as T1R
 
-    s = slope if slope is not None else measured_slope(model)
+    slopes = dict(sorted((slopes if slopes is not None else budget_slopes(model)).items()))
+    top, s = max(slopes), slopes[max(slopes)]
+    first = slopes[min(slopes)]
     rows = support.load_artifact(model).columns["argmax_region"].rows
     ball_C, cells_C = rows["ball"].C, rows["ellipsoid + non-uniform cells"].C
     art = T1R.load_resolved([model])[0].get(model, {})
@@ -182,19 +218,25 @@ def table1_finding(slope=None, model: str = REAL_MODEL) -> Finding:
     t1 = paper.table1()
     spans = {k: (min(t1[k].values()), max(t1[k].values())) for k in ("ball (Cor 4.6)", "ellipsoid + non-uniform cells")}
     ball_r, cells_r = ball_C / s.fit.slope, cells_C / s.fit.slope
-    budget = paper.AUTHORS_CRAMMING_STEPS["max_steps"] // s.units[0].max_steps  # their steps over ours
+    budget = paper.AUTHORS_CRAMMING_STEPS["max_steps"] / top  # their steps over ours
     implied, two_r = T1R.paper_implied_log2().values(), rows["ball"].two_r_over_eps  # the paper's ε and ours
     (b_lo, b_hi), (c_lo, c_hi) = spans.values()
+    earlier = (
+        f" ({ball_C / first.fit.slope:.1f} and {cells_C / first.fit.slope:.1f} at {min(slopes):,})"
+        if len(slopes) > 1
+        else ""
+    )
     sentence = (
         f"Rebuilt for {_label(model)} with the radius of its own embeddings, the paper's Table 1 ratio of bound to "
-        f"measured slope is {ball_r:.1f} for the "
-        f"ball and {cells_r:.1f} for the support's shape with unequal cells, against {b_lo:g}–{b_hi:g} and "
-        f"{c_lo:g}–{c_hi:g} over the paper's {len(t1['ball (Cor 4.6)'])} models, which ran {budget}× our step budget "
-        f"at a finer ε (2r/ε = 2^{min(implied):.1f}–2^{max(implied):.1f} against our 2^{math.log2(two_r):.1f})."
+        f"measured slope is {ball_r:.1f} for the ball and {cells_r:.1f} for the support's shape with unequal cells at "
+        f"{top:,} optimisation steps{earlier}, against {b_lo:g}–{b_hi:g} and {c_lo:g}–{c_hi:g} over the paper's "
+        f"{len(t1['ball (Cor 4.6)'])} models, which ran {budget:g}× our largest step budget at a finer ε "
+        f"(2r/ε = 2^{min(implied):.1f}–2^{max(implied):.1f} against our 2^{math.log2(two_r):.1f})."
     )
     return Finding(
-        "table1", "05_support", sentence, {"ball": ball_r, "cells": cells_r, "paper": spans, "budget": budget}
-    )
+        "table1", "05_support", sentence,
+        {"ball": ball_r, "cells": cells_r, "paper": spans, "budget": budget, "steps": top},
+    )  # fmt: skip
 
 
 def mean_field_finding(model: str = PAPER_MODEL, q: float = 1.0) -> Finding:
@@ -269,7 +311,7 @@ def precision_finding(model: str = PAPER_MODEL) -> Finding:
 
 def findings() -> list[Finding]:
     """The introduction's findings, in the order of the chapters (the copying one only where its run is stored)."""
-    s = measured_slope()
+    s = budget_slopes()
     out = [
         bound_finding(),
         cramming_finding(s),

@@ -10,7 +10,7 @@ import pytest
 from accessibility_lib.experiments.slope_fit import fit_slope
 from accessibility_lib.runs import findings as F
 from accessibility_lib.runs.table1_measured import MeasuredSlope
-from accessibility_lib.theory import bounds, meanfield, paper
+from accessibility_lib.theory import meanfield, paper
 
 
 def test_bound_is_the_replication_codes_ball_slope_for_pythia_160m():
@@ -26,22 +26,30 @@ def _slope(points, ci, steps=300):
     return MeasuredSlope("smollm2-135m", "natural", fit, [SimpleNamespace(max_steps=steps, m=1)], "", float("nan"))
 
 
-def test_cramming_ratio_and_its_interval_follow_the_slope():
-    s = _slope([10.0, 20.0, 30.5], [(9, 11), (19, 21), (29, 32)])
-    f = F.cramming_finding(s)
-    C = bounds.ball_slope(576, 1.0, 2.0 / 4096, 49152)  # SmolLM2-135M: d = 576, |V| = 49152
-    assert f.values["C"] == pytest.approx(C)
-    assert f.values["ratio"] == pytest.approx(C / s.fit.slope)
-    lo, hi = f.values["ratio_ci"]
-    assert lo == pytest.approx(C / s.fit.ci[1]) and hi == pytest.approx(C / s.fit.ci[0])
-    assert f"{s.fit.slope:.1f}" in f.sentence and "300 optimisation steps" in f.sentence
+def test_cramming_finding_gives_every_budgets_slope_with_its_interval():
+    s300 = _slope([10.0, 20.0, 30.5], [(9, 11), (19, 21), (29, 32)])
+    s600 = _slope([14.0, 28.0, 43.0], [(12, 15), (26, 30), (40, 46)], steps=600)
+    f = F.cramming_finding({600: s600, 300: s300})
+    assert f.values["slopes"] == {300: pytest.approx(s300.fit.slope), 600: pytest.approx(s600.fit.slope)}
+    assert list(f.values["slopes"]) == [300, 600]  # in budget order
+    lo, hi = s600.fit.ci
+    assert f"{s300.fit.slope:.1f}" in f.sentence and "at 300 optimisation steps a target" in f.sentence
+    assert f"and {s600.fit.slope:.1f} [{lo:.1f}, {hi:.1f}] at 600" in f.sentence and "3,000 steps" in f.sentence
+    with pytest.raises(ValueError, match="no reliable"):
+        F.cramming_finding({})
 
 
-def test_an_unreliable_slope_gives_no_ratio():
-    s = _slope([10.0, 2.0, 30.0], [(1, 40), (1, 40), (1, 40)])
-    assert not s.reliable
-    with pytest.raises(ValueError, match="not reliable"):
-        F.cramming_finding(s)
+def test_only_budgets_with_every_m_complete_count():
+    def unit(m, steps, state="complete", kind="natural"):
+        return {"kind": kind, "m": m, "max_steps": steps, "instrument": "paper", "dtype": "float32", "state": state}
+
+    art = {
+        "units": [unit(m, 300) for m in (1, 2, 3, 4)] + [unit(m, 600) for m in (1, 2, 3)] + [unit(4, 600, "partial")]
+    }
+    assert F.complete_budgets(art) == [300]
+    art["units"][-1]["state"] = "complete"
+    assert F.complete_budgets(art) == [300, 600]
+    assert F.complete_budgets(art, "random_words") == []
 
 
 def test_mean_field_digits_are_those_of_the_crossover():
@@ -64,13 +72,19 @@ def test_precision_counts_each_formats_values_in_the_r_inf_cube():
 
 
 def test_table1_finding_sets_ours_beside_the_papers_ranges():
-    s = _slope([10.0, 20.0, 30.5], [(9, 11), (19, 21), (29, 32)])
-    f = F.table1_finding(s)
+    s300 = _slope([10.0, 20.0, 30.5], [(9, 11), (19, 21), (29, 32)])
+    s600 = _slope([14.0, 28.0, 43.0], [(12, 15), (26, 30), (40, 46)], steps=600)
+    f = F.table1_finding({300: s300, 600: s600})
     t1 = paper.table1()["ball (Cor 4.6)"]
     assert f.values["paper"]["ball (Cor 4.6)"] == (min(t1.values()), max(t1.values()))
     assert f.values["ball"] > f.values["cells"] > 0  # the refined support lowers C
     assert f"{min(t1.values()):g}–{max(t1.values()):g}" in f.sentence
-    assert f.values["budget"] == paper.AUTHORS_CRAMMING_STEPS["max_steps"] // 300 and "× our step budget" in f.sentence
+    # the ratio divides by the largest budget's slope; the base budget's ratio stands beside it
+    assert f.values["steps"] == 600 and f.values["budget"] == paper.AUTHORS_CRAMMING_STEPS["max_steps"] / 600
+    ball_300 = f.values["ball"] * s600.fit.slope / s300.fit.slope
+    assert f"at 600 optimisation steps ({ball_300:.1f} and" in f.sentence and "× our largest step budget" in f.sentence
+    one = F.table1_finding({300: s300})
+    assert one.values["steps"] == 300 and " at 300 optimisation steps, against" in one.sentence
 
 
 def test_copying_finding_reads_the_stored_fine_tune():
@@ -86,9 +100,11 @@ def test_the_fast_slope_is_the_chapters_slope():
     """Re-fitting only the base-budget natural units gives the slope table1_measured gives from the whole artifact."""
     from accessibility_lib.runs import table1_measured
 
-    fast, full = F.measured_slope(), table1_measured.measured_slopes("smollm2-135m")["natural"]
-    assert fast.fit.slope == pytest.approx(full.fit.slope) and fast.fit.ci == pytest.approx(full.fit.ci)
-    assert [u.uid for u in fast.units] == [u.uid for u in full.units]
+    for steps in (300, 600):
+        fast = F.measured_slope(max_steps=steps)
+        full = table1_measured.measured_slopes("smollm2-135m", max_steps=steps)["natural"]
+        assert fast.fit.slope == pytest.approx(full.fit.slope) and fast.fit.ci == pytest.approx(full.fit.ci)
+        assert [u.uid for u in fast.units] == [u.uid for u in full.units]
 
 
 @pytest.mark.slow
