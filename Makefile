@@ -21,10 +21,11 @@ check:  ## the fast contributor loop: the checks, the unit tests and the doctest
 	$(PY) -m pytest tests/unit accessibility_lib -m "not slow" -q -n 2
 
 BASE ?=
-check-changed:  ## the tests of the files changed against HEAD (or BASE=<rev>): tests/changed_tests.py says which
+MARKS ?=
+check-changed:  ## the tests of the files changed against HEAD (or BASE=<rev>; MARKS="not slow" leaves the slow ones out)
 	@set -f; args="$$($(PY) tests/changed_tests.py $(BASE))"; \
 	if [ -z "$$args" ]; then echo "no changed file has tests"; else \
-	echo "$$args" | sed 's/^/  /'; $(PY) -m pytest -q -n 2 --dist loadgroup $$args; fi
+	echo "$$args" | sed 's/^/  /'; $(PY) -m pytest -q -n 2 --dist loadgroup $(if $(MARKS),-m "$(MARKS)") $$args; fi
 
 setup:
 	bash scripts/setup.sh
