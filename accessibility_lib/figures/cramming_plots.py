@@ -14,6 +14,7 @@ import numpy as np
 from accessibility_lib.experiments.fitting import logistic
 from accessibility_lib.figures import interval_plots, plotting
 from accessibility_lib.figures.cramming_context import BASE_STEPS
+from accessibility_lib.models.names import label
 from accessibility_lib.runs import cramming_budget as CB
 from accessibility_lib.runs import cramming_summary as CS
 
@@ -146,7 +147,7 @@ def real_figure(ctx):
     for (ax1, ax2), name in zip(axes, shown):
         _real_row(ax1, ax2, ctx.real.summaries[name], kind_colors)
         ax1.set_xscale("log")
-        ax1.set_title(name)
+        ax1.set_title(label(name))
         ax1.set_xlabel("target length n (tokens, authors' convention)")
         ax1.set_ylabel("fraction crammed")
         ax1.legend(fontsize=7, loc="lower left")
@@ -192,7 +193,7 @@ def instruments_figure(inst_points):
         ax.xaxis.set_major_locator(mticker.LogLocator(subs=(1.0, 2.0, 5.0)))  # short labels at 1-2-5: none collide
         ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda x, _: f"{x / 1000:g}k"))
         ax.xaxis.set_minor_formatter(mticker.NullFormatter())
-        ax.set_title(f"{name}, {kind}")
+        ax.set_title(f"{label(name)}, {kind}")
         ax.set_xlabel("token-steps of the search")
         ax.set_ylabel("n50 at m = 1 (tokens)")
     plt.tight_layout()

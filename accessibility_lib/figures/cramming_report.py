@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from IPython.display import Markdown
 
+from accessibility_lib.figures.cramming_budgets import budget_condition, budget_trend
 from accessibility_lib.figures.cramming_context import BASE_STEPS, at_cap
 from accessibility_lib.figures.cramming_plots import KIND_LABEL, PAPER_NAMES
 from accessibility_lib.figures.tables import md_table
-from accessibility_lib.runs import cramming_budget as CB
+from accessibility_lib.models.names import label
 from accessibility_lib.runs import cramming_summary as CS
 from accessibility_lib.runs import table1_measured
 from accessibility_lib.theory import bounds, capacity, paper, precision
@@ -31,6 +32,9 @@ __all__ = [
     "natural_vs_random",
     "ball_C",
     "budget_trend",
+    "budget_condition",
+    "pooled_coverage",
+    "larger_budget_slopes",
     "exercise_values",
     "three_nano_runs",
 ]
@@ -76,6 +80,9 @@ def own_slope_table(ctx) -> list:
     for k, pts in ctx.slope_points.items():
         if edges := CS.edge_notes_of(pts):
             out.append(f"{k}: " + "; ".join(edges) + ".")
+    if ctx.params["model_name"] == "nano":
+        out.append(Markdown("These are this page's own runs. {doc}`Chapter 7 <07_precision>` fits nano's slopes to a "
+                            "separate stored run, so its numbers differ from these."))  # fmt: skip
     return out
 
 
@@ -119,14 +126,28 @@ def paper_refit_table(ctx) -> list:
     if iso_notes:
         out.append("† Success rates not monotone in n. The isotonic (monotone-regression) crossing of ½ instead: "
                    + "; ".join(iso_notes) + ".")  # fmt: skip
-    pi = ctx.bench.get("passage_intervals") or {}
-    pooled = [r["profile_coverage"] for r in pi.get("rows", []) if r["design"] == "grid" and r["passages"] == "shared"]
+    cover = pooled_coverage(ctx)
     out.append("These intervals count every outcome as independent. The PG19 targets share passages across lengths, and "
                "the published curves give rates, not per-passage outcomes. So the natural-text intervals, and the slope "
                "intervals built from them, are too narrow"
-               + (f": such pooled intervals covered the true n50 in only {100 * min(pooled):.0f}–{100 * max(pooled):.0f} %"
-                  " of the simulated experiments of the lab notes." if pooled else "."))  # fmt: skip
+               + (f": such pooled intervals covered the true n50 in only {cover} of the simulated experiments of the lab "
+                  "notes." if cover else "."))  # fmt: skip
     return out
+
+
+def pooled_coverage(ctx) -> str:
+    """``"51–58 %"``: how often pooled profile intervals on shared passages covered the true n50 in the stored
+    simulations (``passage_intervals`` benchmark, grid design); ``""`` without that benchmark."""
+    pi = ctx.bench.get("passage_intervals") or {}
+    pooled = [r["profile_coverage"] for r in pi.get("rows", []) if r["design"] == "grid" and r["passages"] == "shared"]
+    return f"{100 * min(pooled):.0f}–{100 * max(pooled):.0f} %" if pooled else ""
+
+
+def larger_budget_slopes(ctx, name: str, kind: str = "natural") -> dict:
+    """Budget (steps) -> the SlopeFit of ``name``'s ``kind`` at every complete budget above the base budget
+    (m = 1–4 complete, :func:`accessibility_lib.runs.table1_measured.slopes_by_budget`)."""
+    by = table1_measured.slopes_by_budget(name, kinds=(kind,), summaries=ctx.real.summaries[name])
+    return {b: got[kind].fit for b, got in by.items() if b > BASE_STEPS and kind in got}
 
 
 def _ratio(C, fit) -> str:
@@ -139,7 +160,8 @@ def _ratio(C, fit) -> str:
 def results_table(ctx) -> list:
     """One row a series and kind: the measured slope C_exp, the ball bound C (``rinf_fp16``) and C / C_exp.
 
-    Series: the paper's two published curves (re-fitted), each real model's stored runs at the base budget,
+    Series: the paper's two published curves (re-fitted; the natural-text rows marked ‡, their intervals too
+    narrow), each real model's stored runs at the base budget and at every larger budget with m = 1–4 complete,
     and the page's own runs. The paper's reported slope is given where the model is one of the paper's.
     """
     rows = []
@@ -147,24 +169,35 @@ def results_table(ctx) -> list:
         shape = capacity.read_shape(PAPER_NAMES[model])
         C = ball_C(shape.d_model, shape.d_vocab)
         theirs = paper.MEASURED_SLOPES[PAPER_NAMES[model]][0 if kind == "natural" else 1]
-        rows.append([f"{PAPER_NAMES[model]} (authors' curves, re-fitted)", KIND_LABEL.get(kind, kind), s.describe(1),
-                     f"{C:.0f}", _ratio(C, s), f"{theirs:.2f}"])  # fmt: skip
+        mark = " ‡" if kind == "natural" else ""
+        rows.append([f"{PAPER_NAMES[model]} (authors' curves, re-fitted)", KIND_LABEL.get(kind, kind),
+                     s.describe(1) + mark, f"{C:.0f}", _ratio(C, s) + mark, f"{theirs:.2f}"])  # fmt: skip
     for (name, kind), (s, pts) in sorted(ctx.real.slopes.items(), key=lambda kv: ctx.real.names.index(kv[0][0])):
         shape = ctx.real.shapes[name]
         C = ball_C(shape.d_model, shape.d_vocab)
         col = next((v for v in paper.MEASURED_SLOPES if v.lower() == name.lower()), None)
         theirs = paper.MEASURED_SLOPES[col][0 if kind == "natural" else 1] if col and kind != "random_tokens" else None
-        rows.append([f"{name} (stored runs, {pts[0].max_steps} steps)", kind.replace("_", " "), s.describe(1), f"{C:.0f}",
-                     _ratio(C, s), "–" if theirs is None else f"{theirs:.2f}"])  # fmt: skip
+        more = larger_budget_slopes(ctx, name, kind) if kind != "random_tokens" else {}
+        for steps, fit in [(pts[0].max_steps, s), *more.items()]:
+            rows.append([f"{label(name)} (stored runs, {steps:,} steps)", kind.replace("_", " "), fit.describe(1),
+                         f"{C:.0f}", _ratio(C, fit), "–" if theirs is None else f"{theirs:.2f}"])  # fmt: skip
     C_own = ctx.C_by_conv["rinf_fp16"]
     for kind, s in ctx.slopes.items():
-        rows.append([f"{ctx.params['model_name']} (this page's runs, {ctx.params['max_steps']} steps)",
+        rows.append([f"{label(ctx.params['model_name'])} (this page's runs, {ctx.params['max_steps']:,} steps)",
                      kind.replace("_", " "), s.describe(1), f"{C_own:.0f}", _ratio(C_own, s), "–"])  # fmt: skip
+    cover = pooled_coverage(ctx)
     note = Markdown(
-        "The ratios take 2r/ε = 4096 for every model, not the larger 2r/ε each of Table 1's columns implies, so "
-        "they are smaller than the paper's. The paper's slopes come from their own runs: PG19 text and "
-        f"{paper.AUTHORS_CRAMMING_STEPS['max_steps']} steps a target. The stored runs differ in the text, the budget "
-        "and the weights ({ref}`sec-cramming-gemma-authors`). No ratio is taken of an unreliable slope."
+        "Each slope's interval is the Student-t interval of an ordinary least-squares line through the n50 points "
+        "(with k values of m, k − 2 degrees of freedom). Where a line weighted by the n50 intervals gives a wider normal "
+        "interval, the wider one is printed. "
+        "‡ The natural-text intervals of the authors' curves count every outcome as independent, so they are too "
+        + (f"narrow: such intervals covered the true n50 in only {cover} of simulations" if cover else "narrow")
+        + " ({ref}`sec-passage-intervals`). "
+        "The ratios take 2r/ε = 4096 for every model, not the larger 2r/ε each of Table 1's columns implies. So "
+        "they are smaller than the paper's for the same slope. The paper's slopes come from their own runs: PG19 "
+        f"text and {paper.AUTHORS_CRAMMING_STEPS['max_steps']:,} steps a target. The stored runs differ in the text, "
+        "the budget and the weights ({ref}`sec-cramming-gemma-authors`). They also differ in the loop's initial "
+        "prompt, patience rule and success test ({ref}`sec-cramming-loop`). No ratio is taken of an unreliable slope."
     )
     return [md_table(["model (source)", "target kind", "C_exp [95 % CI] (tokens/vector)", "C (ball, rinf_fp16)",
                       "C / C_exp [95 %]", "paper's slope"], rows), note]  # fmt: skip
@@ -185,10 +218,12 @@ def _headline_slope(ctx):
 
 
 def answer(ctx) -> dict:
-    """The opening box's glued strings: ``cram_answer`` (one or two sentences with the real-model slope and its
-    ratio to the bound), ``base_steps`` and the authors' budget ``authors_steps``."""
-    out = {"base_steps": f"{BASE_STEPS}", "authors_steps": f"{paper.AUTHORS_CRAMMING_STEPS['max_steps']}"}
+    """The opening box's glued strings: ``cram_answer`` (a few sentences with the real-model slope and its ratio to
+    the bound at the base budget and at every larger complete budget), ``base_steps``, the authors' budget
+    ``authors_steps``, and the trust box's ``budget_trend`` and ``budget_condition``."""
+    out = {"base_steps": f"{BASE_STEPS}", "authors_steps": f"{paper.AUTHORS_CRAMMING_STEPS['max_steps']:,}"}
     out["budget_trend"] = budget_trend(ctx) or "No budget curve is stored yet."
+    out["budget_condition"] = budget_condition(ctx)
     head = _headline_slope(ctx)
     if head is None:
         out["cram_answer"] = ("No real-model slope is stored yet, so the answer rests on the paper's curves: "
@@ -198,10 +233,15 @@ def answer(ctx) -> dict:
     shape = ctx.real.shapes[name]
     C = ball_C(shape.d_model, shape.d_vocab)
     r, (lo, hi) = table1_measured.ratio(C, s)
-    out["cram_answer"] = (f"On {name}, with {_headline_steps(ctx, name)} optimiser steps a target, each prompt vector "
-                          f"crams about {s.slope:.1f} tokens of natural text "
-                          f"(95 % interval {s.ci[0]:.1f} to {s.ci[1]:.1f}). The bound allows C = {C:.0f} tokens "
-                          f"per vector, about {r:.0f} times more ({lo:.0f} to {hi:.0f}).")  # fmt: skip
+    text = (f"On {label(name)}, with {_headline_steps(ctx, name)} optimiser steps a target, each prompt vector crams "
+            f"about {s.slope:.1f} tokens of natural text (95 % interval {s.ci[0]:.1f} to {s.ci[1]:.1f}). The bound "
+            f"allows C = {C:.0f} tokens per vector, about {r:.0f} times more ({lo:.0f} to {hi:.0f}).")  # fmt: skip
+    for steps, fit in larger_budget_slopes(ctx, name).items():
+        if fit.reliable:
+            r2, (lo2, hi2) = table1_measured.ratio(C, fit)
+            text += (f" With {steps:,} steps it crams {fit.slope:.1f} ({fit.ci[0]:.1f} to {fit.ci[1]:.1f}), and the "
+                     f"bound is about {r2:.0f} times more ({lo2:.0f} to {hi2:.0f}).")  # fmt: skip
+    out["cram_answer"] = text + f" The authors' runs had {out['authors_steps']} steps a target."
     return out
 
 
@@ -223,8 +263,10 @@ def meaning(ctx) -> list:
     if head is not None:
         name, s = head
         C = ball_C(ctx.real.shapes[name].d_model, ctx.real.shapes[name].d_vocab)
-        pts.append(f"**Real models sit far below the bound.** On {name} the ball bound is {C / s.slope:.0f} times "
-                   "the measured slope.")  # fmt: skip
+        more = "".join(f" At {b:,} steps it is {C / f.slope:.0f} times." for b, f in larger_budget_slopes(ctx, name).items()
+                       if f.reliable)  # fmt: skip
+        pts.append(f"**Real models sit far below the bound.** On {label(name)} at {_headline_steps(ctx, name)} steps a "
+                   f"target, the ball bound is {C / s.slope:.0f} times the measured slope.{more}")  # fmt: skip
     tok = next(((n, u) for n in ctx.real.names for u in ctx.real.summaries[n]
                 if (u.kind, u.m, u.max_steps, u.instrument, u.dtype, u.state)
                 == ("random_tokens", 1, BASE_STEPS, "paper", "float32", "complete") and u.fit is not None and u.fit.ok), None)  # fmt: skip
@@ -232,8 +274,8 @@ def meaning(ctx) -> list:
         name, u = tok
         C = ball_C(ctx.real.shapes[name].d_model, ctx.real.shapes[name].d_vocab)
         pts.append(
-            f"**Random tokens are the one kind the corollary caps.** On {name} at m = 1 they cram to "
-            f"{u.fit.n50:.1f} tokens. The cap C·m at m = 1 is {C:.0f} tokens, {C / u.fit.n50:.0f} times more."
+            f"**Random tokens are the one kind the corollary caps.** On {label(name)} at m = 1 and {u.max_steps} steps "
+            f"they cram to {u.fit.n50:.1f} tokens. The cap C·m at m = 1 is {C:.0f} tokens, {C / u.fit.n50:.0f} times more."
         )
     pts.append("**Three things narrow the gap, and this chapter does not split it.** The search and its step budget "
                "may miss prompts that exist. The embeddings fill an ellipsoid, not a ball. The greedy map's cells are "
@@ -261,29 +303,6 @@ def natural_vs_random(ctx) -> list:
     return [md_table(["", "quantity", *p["kinds"]], rows)]
 
 
-def budget_trend(ctx) -> str:
-    """A few sentences: which stored budget curves at m = 1 grow, rise or stay flat with the step budget."""
-    trend, steps = {"growing": [], "rising": [], "flat": []}, set()
-    for name, units in [*ctx.real.summaries.items(), *ctx.inst_art.items()]:
-        for kind in ("natural", "random_words"):
-            c = CB.budget_curve(units, kind).get("float32")
-            if c:
-                trend[CB.curve_trend(c)].append((name, kind.replace("_", " ")))
-                steps |= {c[0].max_steps, c[-1].max_steps}
-    if not steps:
-        return ""
-    said = {"growing": "n50 grows (disjoint intervals)",
-            "rising": "the point estimate rises, with intervals too wide to settle it",
-            "flat": "n50 does not move by a token or more"}  # fmt: skip
-
-    def who(pairs):
-        names = list(dict.fromkeys(n for n, _ in pairs))
-        return ", ".join(f"{n} ({', '.join(k for m, k in pairs if m == n)})" for n in names)
-
-    parts = [f"On {who(v)}, {said[k]}." for k, v in trend.items() if v]
-    return f"The budget curves run from {min(steps)} to {max(steps)} steps a target, at m = 1. " + " ".join(parts)
-
-
 def exercise_values(ctx) -> dict:
     """The by-hand exercise's glued numbers: the headline model's d, |V|, natural slope, C under ``rinf_fp16`` and
     the ratio; the page's own model and slope where no real model has a reliable natural slope (``–`` without one)."""
@@ -296,7 +315,7 @@ def exercise_values(ctx) -> dict:
         d, v = ctx.handle.d_model, ctx.handle.d_vocab
     C = ball_C(d, v)
     ok = s is not None and s.reliable
-    return {"ex_model": name, "ex_d": f"{d}", "ex_v": f"{v:,}", "ex_slope": f"{s.slope:.1f}" if ok else "–",
+    return {"ex_model": label(name), "ex_d": f"{d}", "ex_v": f"{v:,}", "ex_slope": f"{s.slope:.1f}" if ok else "–",
             "ex_C": f"{C:.1f}", "ex_ratio": f"{C / s.slope:.0f}" if ok else "–"}  # fmt: skip
 
 

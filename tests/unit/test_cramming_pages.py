@@ -18,6 +18,7 @@ from IPython.display import Markdown
 from accessibility_lib.experiments.fitting import fit_sigmoid, logistic
 from accessibility_lib.figures import (
     cramming_authors,
+    cramming_budgets,
     cramming_instruments,
     cramming_intervals,
     cramming_real,
@@ -34,7 +35,9 @@ from accessibility_lib.figures.cramming_context import (
     own_slopes,
     paper_refit,
 )
+from accessibility_lib.models.names import label
 from accessibility_lib.runs import cramming_artifacts as CA
+from accessibility_lib.runs import cramming_budget as CB
 from accessibility_lib.runs import table1_measured
 from accessibility_lib.runs.real_models import with_cramming_artifacts
 from accessibility_lib.theory import bounds, precision
@@ -113,8 +116,11 @@ def test_answer_gives_the_real_slope_and_its_ratio(ctx, real):
     C = CR.ball_C(real.shapes[name].d_model, real.shapes[name].d_vocab)
     r, _ = table1_measured.ratio(C, s)
     text = CR.answer(ctx)["cram_answer"]
-    assert name in text and f"{s.slope:.1f}" in text and f"about {r:.0f} times" in text
+    assert label(name) in text and name not in text  # the authors' name, not the artifact's key
+    assert f"{s.slope:.1f}" in text and f"about {r:.0f} times" in text
     assert all(len(sent.split()) <= 30 for sent in re.split(r"(?<=\.) ", text))  # the opening box parses
+    for steps, fit in CR.larger_budget_slopes(ctx, name).items():  # every larger complete budget beside the base one
+        assert steps > CR.BASE_STEPS and f"With {steps:,} steps it crams {fit.slope:.1f}" in text
 
 
 def test_answer_without_real_models_says_so(real):
@@ -125,6 +131,8 @@ def test_answer_without_real_models_says_so(real):
 
 def test_meaning_is_at_most_five_short_points(ctx):
     text = CR.meaning(ctx)[0].data
+    for line in re.findall(r"^\d+\. \*\*(?:Real models|Random tokens).*$", text, flags=re.M):
+        assert f"{CR.BASE_STEPS} steps" in line  # a ratio says the budget it was measured at
     points = re.findall(r"^\d+\. ", text, flags=re.M)
     assert 3 <= len(points) <= 5
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", re.sub(r"\*\*", "", text)) if len(s.split()) >= 3]
@@ -132,12 +140,17 @@ def test_meaning_is_at_most_five_short_points(ctx):
 
 
 def test_results_table_has_a_row_per_series_and_no_ratio_of_an_unreliable_slope(ctx, real):
-    table = CR.results_table(ctx)[0].data
-    rows = table.splitlines()[2:]
-    assert len(rows) == len(ctx.refit) + len(real.slopes) + len(ctx.slopes)
-    for (name, kind), (s, _) in real.slopes.items():
-        row = next(r for r in rows if r.startswith(f"| {name}") and f"| {kind.replace('_', ' ')} |" in r)
+    table, note = CR.results_table(ctx)
+    rows = table.data.splitlines()[2:]
+    larger = sum(len(CR.larger_budget_slopes(ctx, n, k)) for n, k in real.slopes if k != "random_tokens")
+    assert len(rows) == len(ctx.refit) + len(real.slopes) + larger + len(ctx.slopes)
+    for (name, kind), (s, pts) in real.slopes.items():
+        row = next(r for r in rows if r.startswith(f"| {label(name)} (stored runs, {pts[0].max_steps:,} steps)")
+                   and f"| {kind.replace('_', ' ')} |" in r)  # fmt: skip
         assert ("no reliable slope" in row) == (not s.reliable)
+    for r in rows:  # the re-fitted natural-text rows are marked too narrow, the others not
+        assert ("‡" in r) == ("re-fitted" in r and "natural" in r)
+    assert "for the same slope" in note.data and "sec-cramming-loop" in note.data and "least-squares" in note.data
 
 
 def test_bound_and_own_tables(ctx):
@@ -200,3 +213,31 @@ def test_figures_draw_one_panel_a_kind_and_two_a_real_model(ctx, real):
 def test_binomial_tolerance_and_times():
     assert cramming_intervals.binomial_tolerance(100) == pytest.approx(2 * np.sqrt(0.95 * 0.05 / 100))
     assert cramming_search.times(4.0) == "4.00 times cheaper"
+
+
+def test_budget_condition_follows_the_pairs_verdicts(ctx, real):
+    verdicts = {}
+    for name, units in real.summaries.items():
+        for kind in ("natural", "random_words"):
+            pairs = CB.budget_moves(units, kind, 2 * CR.BASE_STEPS, CR.BASE_STEPS)
+            if len(pairs) >= 2:
+                verdicts[name, kind] = cramming_budgets.pairs_verdict(pairs)
+                assert verdicts[name, kind] in ("indicated", "not established")
+    text = CR.budget_condition(ctx)
+    assert "establishes it" in text and "likely" in text  # a slope's rise is never said to be measured
+    if "indicated" in verdicts.values():
+        assert "indicate that condition" in text
+    if "not established" in verdicts.values():
+        assert "do not establish it" in text
+    pairs_text = _text(cramming_budgets.budget_pairs(ctx))
+    assert "condition is established" not in pairs_text
+
+
+def test_budget_trend_gives_the_size_of_each_move(ctx, real):
+    text = CR.budget_trend(ctx)
+    for name, units in real.summaries.items():
+        for kind in ("natural", "random_words"):
+            c = CB.budget_curve(units, kind).get("float32")
+            if c:
+                move = f"{kind.replace('_', ' ')} {100 * (c[-1].fit.n50 / c[0].fit.n50 - 1):+.0f} %"
+                assert move in text and label(name) in text
