@@ -17,7 +17,8 @@ import numpy as np
 from accessibility_lib.runs.precision_counts import floor_sig
 
 __all__ = ["MODELS", "training_table", "plan_text", "load_cramming", "cramming_table", "compare_text",
-           "slopes_table", "load_copying", "copying_table", "premises_table", "margin", "chapter_numbers"]  # fmt: skip
+           "slopes_table", "load_copying", "copying_table", "premises_table", "margin", "budget", "at_cap",
+           "chapter_numbers"]  # fmt: skip
 
 #: the two architectures compared: the book's transformer and its state-space twin
 MODELS = ("nano", "nano-mamba")
@@ -328,6 +329,19 @@ def margin(cram: dict, support: dict, name: str, kind: str = "natural") -> float
     if fit is None or not fit.reliable or s is None:
         return None
     return s["C_ball_rep"] / fit.ci[1]
+
+
+def budget(cram: dict, name: str, kind: str = "natural") -> int | None:
+    """The step budget (max_steps) of a model's cramming units of ``kind``; None when they ran at several budgets
+    or none was loaded."""
+    steps = {u.max_steps for (k, _), u in cram.get(name, {}).get("units", {}).items() if k == kind}
+    return steps.pop() if len(steps) == 1 else None
+
+
+def at_cap(cram: dict, name: str, kind: str = "natural") -> tuple[int, int] | None:
+    """``(failed runs that stopped at the step cap, failed runs)`` of a model's units of ``kind``; None when not
+    loaded."""
+    return cram.get(name, {}).get("cap", {}).get(kind)
 
 
 def chapter_numbers(cram: dict, support: dict) -> dict[str, str]:

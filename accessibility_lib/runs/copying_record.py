@@ -307,9 +307,9 @@ def claims(study: CopyingStudy, smol: dict | None = None) -> str:
     )
     if smol is not None and smol["cliff"].kind == "fall":
         out.append(
-            f"  SmolLM2's fall has R² = {smol['cliff'].r_squared:.3f} over "
-            f"{int(cliffs.fall_window(smol['cliff'].data).sum())} lengths; the paper's R² is over its own "
-            "models and training."
+            f"  SmolLM2's fall has R² = {smol['cliff'].r_squared:.3f} over the "
+            f"{int(cliffs.fall_window(smol['cliff'].data).sum())} lengths it is fitted to "
+            f"({smol['cliff'].data.n_informative} inside the fall); the paper's R² is over its own models and training."
         )
     out.append(
         f"* *The threshold does not depend on the prompt.* **Consistent, trivially.** The prompt holds the "

@@ -86,7 +86,7 @@ def describe_cliff(c: cliffs.CliffEstimate, short: bool = False) -> str:
                 if getattr(c.fit, "capped_at", None) is not None
                 else f"k = {c.steepness:.3g}"
             )
-            + f", R² = {c.r_squared:.3f}"
+            + f", R² = {c.r_squared:.3f} over the {int(cliffs.fall_window(c.data).sum())} lengths it is fitted to"
             f" ({inside}{'; ' + back if back else ''})"
         )
     if c.kind == "beyond":

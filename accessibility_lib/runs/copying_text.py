@@ -87,7 +87,8 @@ def summary_table(study: CopyingStudy, smol: dict | None = None) -> str:
 
 
 def chapter_numbers(study: CopyingStudy, smol: dict | None = None) -> dict[str, object]:
-    """The numbers chapter 6's prose states, as text to glue (names prefixed ``copy_``).
+    """The numbers chapter 6's prose states, as text to glue (names prefixed ``copy_``). Lower ends the prose calls
+    "at least" (the smallest n*, the fewest orders of magnitude, n* at the floor) are rounded down.
 
     Raises:
         AssertionError: some run's n* lies within the tested lengths (the chapter says the bound forbids nothing
@@ -97,6 +98,7 @@ def chapter_numbers(study: CopyingStudy, smol: dict | None = None) -> dict[str, 
     n_test = max(study.params["eval_lengths"])
     assert all(m["log10_nstar"] > math.log10(n_test) for m in mf), "n* within the tested lengths"
     V = study.params["alphabet_size"]
+    least = min(mf, key=lambda m: m["log10_nstar"])  # the smallest n*, and the width it comes with
     vals = {
         "copy_n_runs": len(study.runs),
         "copy_n_located": len(study.located),
@@ -104,15 +106,16 @@ def chapter_numbers(study: CopyingStudy, smol: dict | None = None) -> dict[str, 
         "copy_moves_L": of(study.moves_L) if study.moves_L else "none (one training length)",
         "copy_moves_width": of(study.moves_width) if study.moves_width else "none (one width)",
         "copy_moves_pre": of(study.moves_pretraining) if study.moves_pretraining else "none (no pair)",
-        "copy_min_log10_nstar": f"{min(m['log10_nstar'] for m in mf):.0f}",
-        "copy_min_orders": f"{study.orders.min():.0f}" if study.orders.size else "—",
+        "copy_min_log10_nstar": f"{math.floor(least['log10_nstar'])}",
+        "copy_min_orders": f"{math.floor(study.orders.min())}" if study.orders.size else "—",
         "copy_cliff_range": span(min(m["cliff"] for m in mf), max(m["cliff"] for m in mf), ".1f"),
         "copy_n_test": n_test,
         "copy_d_testable": CR.widest_testable(n_test, V),
         "copy_near_full": NEAR,
         "copy_L0": study.L0,
-        "copy_min_nstar": f"10^{min(m['log10_nstar'] for m in mf):.0f}",
-        "copy_min_floor": f"10^{min(m['coarsest_log10'] for m in mf):.1f}",
+        "copy_min_nstar": f"10^{math.floor(least['log10_nstar'])}",  # floored: the chapter says "at least"
+        "copy_min_nstar_d": least["d"],
+        "copy_min_floor": f"10^{math.floor(10 * min(m['coarsest_log10'] for m in mf)) / 10:.1f}",
         "copy_d_min": min(m["d"] for m in mf),
     }
     if smol is not None:
@@ -134,9 +137,10 @@ def readings(study: CopyingStudy, smol: dict | None = None) -> dict[str, str]:
     """The chapter's reading of its results, one sentence or two each, said only as far as this run shows them.
 
     Returns:
-        ``{"copy_answer", "copy_exact_reading", "copy_moves_reading", "copy_means_cliff", "smol_reading"}``: text
-        to glue. Each says the default preset's finding only when the runs of this preset show it, and otherwise
-        what they show instead.
+        ``{"copy_answer", "copy_exact_reading", "copy_moves_reading", "copy_pre_effect", "copy_means_cliff",
+        "smol_reading"}``: text to glue (``copy_pre_effect``: Fisher's exact test of pretraining at the first length
+        past L, or that no pair was tested there). Each says the default preset's finding only when the runs of
+        this preset show it, and otherwise what they show instead.
     """
     runs, located, at_L = study.runs, study.located, study.at_L
     all_at_L = bool(located) and len(at_L) == len(located) == len(runs)
@@ -171,8 +175,31 @@ def readings(study: CopyingStudy, smol: dict | None = None) -> dict[str, str]:
         moves = "Here the cliff did not always move with L: the lab notes give each comparison."
     else:
         moves = "Only one training length was run in this preset, so it does not test whether the cliff follows L."
+    tests = study.fisher_past_L()
+    raised = [f for f in tests if f["p"] < 0.05]
+    if raised:
+        pre = (
+            " ".join(
+                f"Pretraining does raise the rate just past L: trained to L = {f['fine_tuned']['cfg'].train_max_len}, "
+                f"{f['fine_tuned']['cfg'].base} copies {f['k_fine_tuned']} of {f['strings']} strings at n = {f['n']} "
+                f"when fine-tuned, against {f['k_scratch']} of {f['strings']} from scratch (Fisher's exact test, "
+                f"p = {f['p']:.1g})."
+                for f in raised
+            )
+            + " That is a higher rate just past the cliff, within ranges that overlap, not a cliff that moved."
+        )
+    elif tests:
+        pre = (
+            f"Fisher's exact test at the first length past L finds no pretraining effect in any of the {len(tests)} "
+            "pairs either (p ≥ 0.05)."
+        )
+    else:
+        pre = "No pretrained model and its control were tested at the same first length past L here."
     if all_at_L and follows and quiet:
-        means = "The cliff of these models is the edge of their training lengths. It moves with L, not with width or pretraining."
+        means = (
+            "The cliff of these models is the edge of their training lengths. Its range moves with L, not with width or pretraining"
+            + ("; pretraining only raises the rate just past L." if raised else ".")
+        )
     elif all_at_L:
         means = "The cliff of these models sits at the edge of their training lengths."
     else:
@@ -194,6 +221,7 @@ def readings(study: CopyingStudy, smol: dict | None = None) -> dict[str, str]:
         "copy_answer": answer,
         "copy_exact_reading": exact,
         "copy_moves_reading": moves,
+        "copy_pre_effect": pre,
         "copy_means_cliff": means,
         "smol_reading": smol_reading,
     }

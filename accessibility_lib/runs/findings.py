@@ -273,6 +273,7 @@ def copying_finding() -> Finding | None:
     c = cliffs.locate_cliff(ev["length"], ev["exact"], rec["eval_params"]["n_strings"])
     m = copying_report.mean_field_at_cliff(rec, c, rec["config"]["alphabet_size"], precision.L2_FP16)
     L = ft["settings"]["train_max_len"]
+    digits = math.floor(m["log10_nstar"]) + 1  # decimal digits of n*, counted as chapter 4 counts them
     where = (
         f"its exact match falls through one half at n = {c.n50:.0f} [{c.low:.0f}, {c.high:.0f}] letters"
         if c.kind == "fall"
@@ -280,18 +281,21 @@ def copying_finding() -> Finding | None:
     )
     sentence = (
         f"Fine-tuned to copy strings of at most {L} letters, SmolLM2-135M copies longer ones too: {where}, while "
-        f"the mean-field threshold n* has about {m['log10_nstar']:,.0f} digits, so the cliff measures length "
-        "generalisation, not the bound."
+        f"the mean-field threshold n* has {digits:,} digits, so the cliff measures length generalisation, not the "
+        "bound."
     )
-    return Finding("copying", "06_copying", sentence, {"L": L, "cliff": c, "log10_nstar": m["log10_nstar"]})
+    return Finding("copying", "06_copying", sentence,
+                   {"L": L, "cliff": c, "log10_nstar": m["log10_nstar"], "digits": digits})  # fmt: skip
 
 
 def precision_finding(model: str = PAPER_MODEL) -> Finding:
     """Chapter 7: the slope C from counting the values each number format can represent, no ε assumed.
 
-    C_dtype = Σ_i ln N(r_i) / ln|V| (chapter 7's count, :func:`accessibility_lib.theory.fp_grid.box_count`) over the
-    cube of half-width r∞ in d dimensions (chapter 7's stand-in for the replication code's ball), for bf16, fp16
-    and fp32, beside the replication code's uniform grid, C = d·ln 4097 / ln|V|.
+    The bound is the count over each format's whole finite range (chapter 7's proposition, input prompts, no ε and
+    no assumed box): C_dtype = d·ln N(max finite)/ln|V| (:func:`accessibility_lib.theory.fp_grid.whole_range_count`),
+    for bf16, fp16 and fp32, beside the replication code's uniform grid, C = d·ln 4097/ln|V|. The counts in the cube
+    of half-width r∞ of the last-layer states h (chapter 7's stand-in for the replication code's ball) stand beside
+    them, labelled as the paper's geometry, not a theorem.
 
     Raises:
         KeyError: ``model`` is not in the authors' models list.
@@ -299,14 +303,18 @@ def precision_finding(model: str = PAPER_MODEL) -> Finding:
     from accessibility_lib.theory import fp_grid
 
     pm = paper.models()[model]
-    C = {dt: fp_grid.box_count([pm.r_inf] * pm.d_model, dt, pm.d_vocab).slope for dt in ("bf16", "fp16", "fp32")}
+    dts = ("bf16", "fp16", "fp32")
+    C = {dt: fp_grid.whole_range_count(pm.d_model, dt, pm.d_vocab).slope for dt in dts}
+    C_h = {dt: fp_grid.box_count([pm.r_inf] * pm.d_model, dt, pm.d_vocab).slope for dt in dts}
     grid = bounds.ball_slope(pm.d_model, 1.0, 2.0 / 4096, pm.d_vocab)
     sentence = (
-        f"Counting the values a number format can represent bounds C with no ε at all: for {model} it gives "
-        f"{C['bf16']:.0f} in bf16, {C['fp16']:.0f} in fp16 and {C['fp32']:.0f} in fp32, against {grid:.0f} on the "
-        "replication code's uniform grid."
+        f"Counting the values a number format can represent over its whole finite range bounds C with no ε at all: "
+        f"for {model} it gives {C['bf16']:.0f} in bf16, {C['fp16']:.0f} in fp16 and {C['fp32']:.0f} in fp32. Counted "
+        f"in a cube of last-layer states of half-width r∞ = {pm.r_inf:g}, the paper's geometry rather than a theorem, "
+        f"they are {C_h['bf16']:.0f}, {C_h['fp16']:.0f} and {C_h['fp32']:.0f}, against {grid:.0f} on the replication "
+        "code's uniform grid in the same geometry."
     )
-    return Finding("precision", "07_precision", sentence, {"C": C, "grid": grid})
+    return Finding("precision", "07_precision", sentence, {"C": C, "C_h_cube": C_h, "grid": grid})
 
 
 def findings() -> list[Finding]:

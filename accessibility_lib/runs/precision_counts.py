@@ -5,7 +5,12 @@ A model that reads its input in a dtype can produce at most as many outputs as t
 those counts beside the paper's uniform grids (the replication code's 2r/ε = 4096, the ratios Table 1's ball row
 implies) and beside the measured cramming slopes of the paper's models: :func:`grid_intro`,
 :func:`whole_range_text`, :func:`probe_table`, :func:`paper_model_tables`, :func:`per_coordinate_text`, and the
-one number chapter 7's answer states, :func:`smallest_margin`. Menu entries of the paper's models come from
+one number chapter 7's answer states, :func:`smallest_margin`.
+
+Two counts, kept apart. The count over each dtype's whole finite range (:func:`input_slopes`) counts input prompts:
+it is the bound of chapter 7's proposition, with no ε and no assumed box. The count in the cube of half-width r∞
+(:func:`h_cube_slopes`) counts last-layer states h in a box taken from h: the paper's geometry, a modelling step,
+not a theorem (:func:`h_cube_margin`). Menu entries of the paper's models come from
 :func:`accessibility_lib.figures.widgets.precision.paper_entries` (passed in: this stage does not import figures).
 """
 
@@ -16,7 +21,8 @@ import math
 from accessibility_lib.theory import fp_grid, paper
 
 __all__ = ["DTYPES", "MAX_FINITE", "whole_range", "grid_intro", "whole_range_text", "probe_table",
-           "paper_model_tables", "per_coordinate_text", "smallest_margin", "ln_rep", "chapter_numbers", "floor_sig"]  # fmt: skip
+           "paper_model_tables", "per_coordinate_text", "smallest_margin", "h_cube_margin", "input_slopes", "h_cube_slopes",
+           "ln_rep", "chapter_numbers", "floor_sig"]  # fmt: skip
 
 #: the three dtypes compared, by their short names
 DTYPES = ("fp32", "bf16", "fp16")
@@ -24,11 +30,15 @@ DTYPES = ("fp32", "bf16", "fp16")
 MAX_FINITE = {"fp16": 65504.0, "bf16": 3.3895313892515355e38, "fp32": 3.4028234663852886e38}
 
 
-def floor_sig(x: float, digits: int = 3) -> str:
+def floor_sig(x: float, digits: int = 3, keep_zeros: bool = False) -> str:
     """``x`` rounded *down* to ``digits`` significant digits, as text: what "at least x" or "x or more" may say.
+
+    ``keep_zeros``: keep trailing zeros after the point, so that the text shows the digits it has.
 
     >>> floor_sig(121.6), floor_sig(7.56, 2), floor_sig(145.2, 2), floor_sig(3.0), floor_sig(16_532_000.0)
     ('121', '7.5', '140', '3', '1.65e+07')
+    >>> floor_sig(8.003, 2), floor_sig(8.003, 2, keep_zeros=True)
+    ('8', '8.0')
 
     Raises:
         ValueError: x not a finite positive number.
@@ -40,7 +50,7 @@ def floor_sig(x: float, digits: int = 3) -> str:
     if not -6 < e < 4:
         return f"{v:.{digits}g}"
     text = f"{v:.{max(0, -e)}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return text.rstrip("0").rstrip(".") if "." in text and not keep_zeros else text
 
 
 def ln_rep() -> float:
@@ -110,7 +120,15 @@ def probe_table(r_probe: float | None = None) -> str:
     )
 
 
-def _h_cube(e: dict) -> dict[str, float]:
+def input_slopes(e: dict) -> dict[str, float]:
+    """C of each dtype over its whole finite range, d·ln N(max finite)/ln|V|: the count of input prompts, the bound
+    with no ε (:func:`accessibility_lib.theory.fp_grid.whole_range_count`). ``e``: a paper entry (d, d_vocab)."""
+    return {dt: fp_grid.whole_range_count(e["d"], dt, e["d_vocab"]).slope for dt in DTYPES}
+
+
+def h_cube_slopes(e: dict) -> dict[str, float]:
+    """C of each dtype in the cube of half-width r∞ in d dimensions, Σ ln N(r∞)/ln|V|: a count of last-layer states
+    h in a box taken from h (the paper's geometry, not an assumption-free bound). ``e``: a paper entry."""
     return {dt: fp_grid.box_count([e["r_inf"]] * e["d"], dt, e["d_vocab"]).slope for dt in DTYPES}
 
 
@@ -124,14 +142,12 @@ def paper_model_tables(entries: list[dict], gemma_r_inf: float | None = None) ->
             slope, table1_ratio).
         gemma_r_inf: r∞ of our own Gemma-3-270m support artifact, or None.
     """
-    c_any_unit = math.log(whole_range()["fp16"])
-    lines = ["| model | d | \\|V\\| | r∞ | C fp16, any input (whole range) | C fp32, h cube | C bf16, h cube | "
-             "C fp16, h cube |", "|---" * 8 + "|"]  # fmt: skip
-    lines2 = ["| model | C rinf_fp16 (4096) | C Table 1 (implied 2r/ε) | measured slope | fp16 h cube / measured | "
-              "rinf_fp16 / measured |", "|---" * 6 + "|"]  # fmt: skip
+    lines = ["| model | d | \\|V\\| | r∞ | C fp16, any input | C bf16, any input | C fp32, any input | C fp16, h cube | "
+             "C bf16, h cube | C fp32, h cube |", "|---" * 10 + "|"]  # fmt: skip
+    lines2 = ["| model | C rinf_fp16 (4096) | C Table 1 (implied 2r/ε) | measured slope | fp16 any input / measured | "
+              "fp16 h cube / measured | rinf_fp16 / measured |", "|---" * 7 + "|"]  # fmt: skip
     for e in entries:
-        c = _h_cube(e)
-        c_any = e["d"] * c_any_unit / math.log(e["d_vocab"])
+        c, a = h_cube_slopes(e), input_slopes(e)
         rep = e["d"] * ln_rep() / math.log(e["d_vocab"])
         ratio = e["table1_ratio"]
         t1 = (
@@ -140,9 +156,10 @@ def paper_model_tables(entries: list[dict], gemma_r_inf: float | None = None) ->
             else f"{e['d'] * math.log1p(ratio) / math.log(e['d_vocab']):.0f} (2^{math.log2(ratio):.1f})"
         )
         s = e["slope"]
-        lines.append(f"| {e['name']} | {e['d']} | {e['d_vocab']:,} | {e['r_inf']:g} | {c_any:.0f} | {c['fp32']:.0f} | "
-                     f"{c['bf16']:.0f} | {c['fp16']:.0f} |")  # fmt: skip
-        lines2.append(f"| {e['name']} | {rep:.0f} | {t1} | {s:.1f} | {c['fp16'] / s:.2f} | {rep / s:.2f} |")
+        lines.append(f"| {e['name']} | {e['d']} | {e['d_vocab']:,} | {e['r_inf']:g} | {a['fp16']:.0f} | {a['bf16']:.0f} | "
+                     f"{a['fp32']:.0f} | {c['fp16']:.0f} | {c['bf16']:.0f} | {c['fp32']:.0f} |")  # fmt: skip
+        lines2.append(f"| {e['name']} | {rep:.0f} | {t1} | {s:.1f} | {a['fp16'] / s:.2f} | {c['fp16'] / s:.2f} | "
+                      f"{rep / s:.2f} |")  # fmt: skip
     odd = [(e["name"], paper.measured_slope(e["name"])) for e in entries if paper.measured_slope(e["name"]).other]
     notes = ["Measured slopes: `paper.measured_slope`, the one source of every chapter (the paper's cramming figures; "
              "the authors' models list for the models the figures do not show)."]  # fmt: skip
@@ -160,10 +177,21 @@ def paper_model_tables(entries: list[dict], gemma_r_inf: float | None = None) ->
     return "\n".join(lines) + "\n\n" + "\n".join(lines2) + "\n\n" + " ".join(notes)
 
 
+def _least(entries: list[dict], slopes) -> tuple[float, str, str]:
+    return min((c / e["slope"], e["name"], dt) for e in entries for dt, c in slopes(e).items())
+
+
 def smallest_margin(entries: list[dict]) -> float:
-    """The smallest ratio, over the paper's models, of the bf16 h-cube slope to the measured cramming slope: how
-    far above every measured slope the smallest of the dtype counts stays."""
-    return min(_h_cube(e)["bf16"] / e["slope"] for e in entries)
+    """The smallest ratio, over the paper's models and the three dtypes, of the count over any input (each dtype's
+    whole finite range, :func:`input_slopes`) to the measured cramming slope: how far above every measured slope
+    the bound with no ε stays."""
+    return _least(entries, input_slopes)[0]
+
+
+def h_cube_margin(entries: list[dict]) -> float:
+    """The same smallest ratio for the counts in the cube of half-width r∞ of h (:func:`h_cube_slopes`): the paper's
+    geometry, not a bound of its own."""
+    return _least(entries, h_cube_slopes)[0]
 
 
 def per_coordinate_text(entries: list[dict]) -> str:
@@ -185,17 +213,27 @@ def per_coordinate_text(entries: list[dict]) -> str:
         out.append("The `rinf_fp16` convention counts fewer inputs than any of the three dtypes can represent.")
     if t1 and min(min(per["bf16"]), min(per["fp16"])) <= min(t1) and max(t1) <= max(per["fp32"]):
         out.append("Table 1's implied ratios lie inside the range spanned by the 16-bit dtypes and fp32.")
-    out.append(f"Even the smallest of these counts (bf16, h cube) stays {floor_sig(smallest_margin(entries), 2)}× "
-               "or more above every measured slope, and the count over any input is larger still. Counting "
-               "representable values gives a bound far from the measured cramming, not a tight one.")  # fmt: skip
+    m_in, who_in, dt_in = _least(entries, input_slopes)
+    m_h, who_h, dt_h = _least(entries, h_cube_slopes)
+    out.append(f"Over any input, each dtype's whole finite range, the count is the bound with no ε. Its smallest "
+               f"slope ({dt_in}, {who_in}) stays {floor_sig(m_in, 2, True)}× or more above every measured slope. The counts "
+               f"in the h cube are the paper's geometry, not a theorem: the dtype rounds the input, and the cube is "
+               f"taken from the last-layer states. Their smallest ({dt_h}, {who_h}) stays {floor_sig(m_h, 2, True)}× or "
+               "more above. Counting representable values gives a bound far from the measured cramming, not a tight "
+               "one.")  # fmt: skip
     return " ".join(out)
 
 
 def chapter_numbers(entries: list[dict]) -> dict[str, str]:
     """The numbers chapter 7's prose states about the dtypes' counts, as text to glue: ``prec_margin``
-    (:func:`smallest_margin`), ``prec_ln_rep`` (ln 4097), ``prec_ln_whole_<dtype>`` (ln N over the whole finite
-    range, nats) and ``prec_binade_<dtype>`` (2^M values a binade)."""
-    out = {"prec_margin": floor_sig(smallest_margin(entries), 2), "prec_ln_rep": f"{ln_rep():.2f}"}
+    (:func:`smallest_margin`, any input), ``prec_margin_h`` (:func:`h_cube_margin`, the h cube), ``prec_ln_rep``
+    (ln 4097), ``prec_ln_whole_<dtype>`` (ln N over the whole finite range, nats) and ``prec_binade_<dtype>`` (2^M
+    values a binade)."""
+    out = {
+        "prec_margin": floor_sig(smallest_margin(entries), 2, True),
+        "prec_margin_h": floor_sig(h_cube_margin(entries), 2, True),
+        "prec_ln_rep": f"{ln_rep():.2f}",
+    }
     out.update({f"prec_ln_whole_{dt}": f"{math.log(n):.1f}" for dt, n in whole_range().items()})
     out.update({f"prec_binade_{dt}": f"{2 ** fp_grid.get_format(dt).mantissa_bits:,}" for dt in DTYPES})
     return out

@@ -32,7 +32,7 @@ def summary_table(support: dict, sens: dict, cram: dict, found: dict, params: di
     if not support:
         return "No model available."
     dt0 = params["dtypes"][0]
-    lines = ["| model | architecture | r (max L2) | r∞ | 2r/ε | C ball | C ball, ε_eff | C fp32, any input | "
+    lines = ["| model | architecture | r (max L2) | r∞ | 2r/ε | C ball | C ball, median ε_eff of h | C fp32, any input | "
              "C_exp (natural) | C ball / C_exp | median t*/‖X‖∞ | copying cliff |", "|---" * 12 + "|"]  # fmt: skip
     for name, s in support.items():
         fit = cram.get(name, {}).get("slopes", {}).get("natural")
@@ -43,25 +43,42 @@ def summary_table(support: dict, sens: dict, cram: dict, found: dict, params: di
         lines.append(f"| {name} | {s['arch']} | {s['r']:.2f} | {s['r_inf']:.2f} | {2 * s['r'] / s['eps_rep']:.0f} | "
                      f"{s['C_ball_rep']:.1f} | {s.get('C_ball_eff', float('nan')):.1f} | {s['C_any']['fp32']:.1f} | "
                      f"{slope} | {ratio} | {rel} | {cliff} |")  # fmt: skip
-    return (f"Under the convention `l2_fp16` (r = the largest L2 norm of h, ε = r∞·2^−11); t* in {dt0}, the next "
-            "token, random directions; slopes in tokens per prompt vector:\n\n" + "\n".join(lines))  # fmt: skip
+    eff = "; ".join(f"{n} {s['eps_eff']:.3g}" for n, s in support.items() if "eps_eff" in s)
+    note = (
+        "\n\nThe column 'C ball, median ε_eff of h' is the ball at the median over prompts of ε_eff of the "
+        "last-layer states h: the next token, the nearest face of its argmax cell over every direction, exact "
+        f"(ε_eff = {eff or 'not measured'}). It is not the prompt-space t* of the column 'median t*/‖X‖∞'; the lab "
+        "notes give both."
+    )
+    return (f"Under the convention `l2_fp16` (r = the largest L2 norm of h, ε = r∞·2^−11); median t* in {dt0}, the "
+            "next token, random directions in the prompt; slopes in tokens per prompt vector:\n\n" + "\n".join(lines)
+            + note)  # fmt: skip
 
 
-def readings(margin: float, over_u: float | None, mamba_margin: float | None) -> dict[str, str]:
+def readings(
+    margin: float,
+    over_u: float | None,
+    mamba_margin: float | None,
+    budget: int | None = None,
+    at_cap: tuple[int, int] | None = None,
+) -> dict[str, str]:
     """The chapter's answer, each part said only as far as the measurements show it.
 
     Args:
-        margin: the smallest dtype count over the measured slope among the paper's models
-            (:func:`~accessibility_lib.runs.precision_counts.smallest_margin`).
+        margin: the smallest dtype count over any input (each dtype's whole finite range) over the measured slope
+            among the paper's models (:func:`~accessibility_lib.runs.precision_counts.smallest_margin`).
         over_u: the fewest unit roundoffs a median next-token perturbation spans (None: nothing measured).
         mamba_margin: nano-mamba's ball bound over the top of its natural-slope interval
             (:func:`~accessibility_lib.runs.architecture_report.margin`), or None without a reliable slope.
+        budget: the step budget of the cramming runs behind ``mamba_margin`` (None: not said).
+        at_cap: ``(failed runs that stopped at the step cap, failed runs)`` of nano-mamba's natural targets.
 
     Returns:
         ``{"prec_answer_count", "prec_answer_eps", "prec_answer_arch"}``: text to glue.
     """
-    count = (f"Counting the values a dtype can represent bounds the outputs with no ε at all, and the smallest such "
-             f"count stays {floor_sig(margin, 2)}× or more above every measured cramming slope of the paper's models.")  # fmt: skip
+    count = (f"Counting the values a dtype can represent over its whole finite range bounds the outputs with no ε "
+             f"at all. The smallest such count stays {floor_sig(margin, 2, True)}× or more above every measured "
+             "cramming slope of the paper's models.")  # fmt: skip
     if over_u is None:
         eps = "No model was measured in this run, so it says nothing about the ε a model shows."
     elif over_u > 10:
@@ -78,7 +95,13 @@ def readings(margin: float, over_u: float | None, mamba_margin: float | None) ->
     if m is None:
         mamba = "The state-space model has no reliable cramming slope in this run to set beside its bound."
     elif m > 1:
-        mamba = f"The state-space model nano-mamba crams below its bound like the transformer, by {floor_sig(m, 2)}× or more."
+        at = f"At {budget} optimisation steps, the state-space" if budget else "The state-space"
+        mamba = f"{at} model nano-mamba crams below its bound like the transformer, by {floor_sig(m, 2)}× or more."
     else:
         mamba = "The state-space model nano-mamba crams up to its bound here: the margin is not wholly above 1."
+    if m is not None and at_cap is not None and at_cap[0] > at_cap[1] / 2:
+        k, n = at_cap
+        runs = f"every one of its {n} failed runs" if k == n else f"{k} of its {n} failed runs"
+        mamba += (f" But {runs} stopped at the step cap, so the margin holds for this budget: more steps may raise "
+                  "its slope and lower the margin.")  # fmt: skip
     return {"prec_answer_count": count, "prec_answer_eps": eps, "prec_answer_arch": mamba}

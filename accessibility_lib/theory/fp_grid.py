@@ -56,6 +56,7 @@ __all__ = [
     "spacing",
     "BoxCount",
     "box_count",
+    "whole_range_count",
     "equivalent_ratio",
 ]
 
@@ -276,3 +277,22 @@ def box_count(radii, dtype: object, d_vocab: int) -> BoxCount:
     per = log_count / radii.size
     return BoxCount(get_format(dtype).name, int(radii.size), d_vocab, log_count,
                     log_count / math.log(d_vocab), per, math.expm1(per))  # fmt: skip
+
+
+def whole_range_count(d: int, dtype: object, d_vocab: int) -> BoxCount:
+    """The count over the dtype's whole finite range in d dimensions: the bound with no ε and no assumed box.
+
+    A prompt vector whose coordinates are bounded by nothing but the dtype itself is one of N(max finite)^d
+    representable vectors, so C_dtype = d·ln N(max finite)/ln|V|: the input-space count of chapter 7's
+    proposition, which assumes neither an ε nor a support radius. A box taken from the last-layer states h
+    (:func:`box_count` with their radii) is the paper's geometry instead, a modelling step, not this bound.
+
+    Example:
+        >>> round(whole_range_count(768, "fp16", 50304).slope, 1)   # Pythia-160M's d and |V|
+        784.5
+
+    Raises:
+        ValueError: d < 1, an unsupported dtype or a bad vocabulary size.
+    """
+    d = check_int("d", d, minimum=1)
+    return box_count([get_format(dtype).max_finite] * d, dtype, d_vocab)

@@ -193,7 +193,20 @@ def test_readings_say_the_default_finding_only_where_the_runs_show_it():
     r = CT.readings(s)
     assert r["copy_answer"].startswith("Not in these runs. Every small model copies the lengths it was trained on")
     assert r["copy_exact_reading"].startswith("Every model copies up to L = 8")
-    assert r["copy_means_cliff"].endswith("not with width or pretraining.")
+    # the ranges overlap (no move), but Fisher's exact test finds pretraining's higher rate just past L, and says so
+    assert r["copy_means_cliff"].endswith(
+        "not with width or pretraining; pretraining only raises the rate just past L."
+    )
+    assert r["copy_pre_effect"].startswith(
+        "Pretraining does raise the rate just past L: trained to L = 8, nano copies "
+    )
+    assert "20 of 50 strings at n = 9 when fine-tuned, against 2 of 50 from scratch" in r["copy_pre_effect"]
+    nums = CT.chapter_numbers(s)  # lower ends the prose calls "at least" are rounded down
+    least = min(run["mf"]["log10_nstar"] for run in s.runs)
+    assert nums["copy_min_nstar"] == f"10^{math.floor(least)}" and nums["copy_min_orders"] == str(
+        math.floor(s.orders.min())
+    )
+    assert nums["copy_min_nstar_d"] == min(s.runs, key=lambda run: run["mf"]["log10_nstar"])["mf"]["d"]
     early = _step(8)
     early[6] = early[7] = 0  # one scratch model stops two lengths early: its cliff is no longer at L
     runs = s.runs[:3] + [_run("scratch", 8, early, 64)] + s.runs[4:]

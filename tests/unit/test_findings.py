@@ -59,15 +59,21 @@ def test_mean_field_digits_are_those_of_the_crossover():
     assert f"{f.values['digits']:,} digits" in f.sentence
 
 
-def test_precision_counts_each_formats_values_in_the_r_inf_cube():
+def test_precision_bound_counts_each_formats_whole_finite_range():
     from accessibility_lib.theory import fp_grid
 
     f = F.precision_finding()
     pm = paper.models()["Pythia-160M"]
-    for dt in ("bf16", "fp16", "fp32"):  # one coordinate's count, d times over: Σ ln N(r∞) / ln|V|
-        want = pm.d_model * math.log(fp_grid.count_in_interval(pm.r_inf, dt)) / math.log(pm.d_vocab)
-        assert f.values["C"][dt] == pytest.approx(want, rel=1e-9)
-    assert f.values["C"]["bf16"] < f.values["C"]["fp16"] < f.values["C"]["fp32"]
+    for dt in ("bf16", "fp16", "fp32"):  # the bound: every finite value of a coordinate, d times over
+        fmt = fp_grid.get_format(dt)
+        n_all = 2 * (2**fmt.exponent_bits - 1) * 2**fmt.mantissa_bits - 1  # finite values, ±0 once
+        assert f.values["C"][dt] == pytest.approx(pm.d_model * math.log(n_all) / math.log(pm.d_vocab), rel=1e-9)
+        # the paper's geometry: the cube of half-width r∞ of h, labelled as such, not as the bound
+        want_h = pm.d_model * math.log(fp_grid.count_in_interval(pm.r_inf, dt)) / math.log(pm.d_vocab)
+        assert f.values["C_h_cube"][dt] == pytest.approx(want_h, rel=1e-9) and want_h < f.values["C"][dt]
+    # the referee's recomputation for Pythia-160M: 786 (bf16), 785 (fp16), 1573 (fp32) over the whole range
+    assert [round(f.values["C"][dt]) for dt in ("bf16", "fp16", "fp32")] == [786, 785, 1573]
+    assert "786 in bf16, 785 in fp16 and 1573 in fp32" in f.sentence and "rather than a theorem" in f.sentence
     assert f.values["grid"] == pytest.approx(768 * math.log(4097) / math.log(50304))
 
 
@@ -92,6 +98,9 @@ def test_copying_finding_reads_the_stored_fine_tune():
     if f is None:
         pytest.skip("no finished SmolLM2 fine-tune is stored")
     assert f.values["L"] >= 1 and f.values["log10_nstar"] > 100  # n* has hundreds of digits or more
+    # digits counted as chapter 4 counts them: floor(log10 n*) + 1
+    assert f.values["digits"] == math.floor(f.values["log10_nstar"]) + 1
+    assert f"n* has {f.values['digits']:,} digits" in f.sentence
     assert f.chapter == "06_copying"
 
 

@@ -202,3 +202,18 @@ def test_module_examples():
     import doctest
 
     assert doctest.testmod(fp_grid, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_whole_range_count_is_every_finite_value_in_every_coordinate():
+    """The bound with no ε: N(max finite)^d, i.e. C = d·ln N_all/ln|V| (Pythia-160M: 785 fp16, 786 bf16, 1573 fp32)."""
+    for dt, n_all in (("fp16", 63487), ("bf16", 65279), ("fp32", 2 * 255 * 2**23 - 1)):
+        c = fp_grid.whole_range_count(768, dt, 50304)
+        assert c.d == 768 and c.log_count == pytest.approx(768 * math.log(n_all), rel=1e-12)
+        assert c.slope > fp_grid.box_count([22.45] * 768, dt, 50304).slope  # any box of h holds fewer
+    assert [round(fp_grid.whole_range_count(768, dt, 50304).slope) for dt in ("fp16", "bf16", "fp32")] == [
+        785,
+        786,
+        1573,
+    ]
+    with pytest.raises(ValueError):
+        fp_grid.whole_range_count(0, "fp16", 50304)

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import math
-
 import matplotlib
 import numpy as np
 import pytest
@@ -38,10 +36,21 @@ def test_dtype_counts_and_the_paper_models_tables():
     assert sum(line.startswith(f"| {e['name']} |") for e in entries for line in tables.splitlines()) == 2 * len(entries)
     margin = PC.smallest_margin(entries)
     assert 1 < margin < 100
-    assert f"stays {PC.floor_sig(margin, 2)}× or more" in PC.per_coordinate_text(entries)
+    assert f"stays {PC.floor_sig(margin, 2, True)}× or more" in PC.per_coordinate_text(entries)
+    # the bound with no ε counts inputs over each dtype's whole finite range; the h cube (the paper's geometry) is
+    # smaller, and is reported apart: Pythia-1B's fp16 whole range, 2092 / 261.4 ≥ 8.0; its bf16 h cube, 1974 / 261.4
+    p1b = next(e for e in entries if e["name"] == "Pythia-1B")
+    assert PC.input_slopes(p1b)["fp16"] / p1b["slope"] == pytest.approx(margin)
+    assert round(PC.input_slopes(p1b)["fp16"]) == 2092 and round(PC.h_cube_slopes(p1b)["bf16"]) == 1974
+    assert PC.h_cube_margin(entries) < margin
+    assert all(PC.h_cube_slopes(e)[dt] < PC.input_slopes(e)[dt] for e in entries for dt in PC.DTYPES)
+    p160 = next(e for e in entries if e["name"] == "Pythia-160M")  # the referee's recomputation
+    assert [round(PC.input_slopes(p160)[dt]) for dt in ("fp16", "bf16", "fp32")] == [785, 786, 1573]
+    assert "| Pythia-160M | 768 | 50,304 | 22.45 | 785 | 786 | 1573 | 751 | 739 | 1526 |" in tables
     assert "counts fewer inputs than any of the three dtypes" in PC.per_coordinate_text(entries)
     nums = PC.chapter_numbers(entries)
     assert nums["prec_binade_fp16"] == "1,024" and nums["prec_ln_rep"] == "8.32"
+    assert nums["prec_margin"] == PC.floor_sig(margin, 2, True) == "8.0" and nums["prec_margin_h"] == "7.5"
     assert "| fp16 | 30,721 |" in PC.probe_table()  # fp16 values in [−1, 1]
 
 
@@ -99,6 +108,9 @@ def test_the_two_architectures_from_their_stored_runs():
     assert "prompt vectors" in AR.plan_text() and "float32" in AR.plan_text()
     assert AR.training_table().count("\n| nano") == 2
     assert AR.margin(cram, {}, "nano") is None  # no support measured: no margin
+    assert AR.budget(cram, "nano-mamba") == 300 and AR.budget({}, "nano-mamba") is None  # the plan's one budget
+    k, n = AR.at_cap(cram, "nano-mamba")
+    assert 0 <= k <= n and AR.at_cap({}, "nano") is None
     fig = precision_plots.arch_cramming_figure(cram)
     assert len(fig.axes[0].get_legend_handles_labels()[0]) == 4  # two models × two kinds
     assert precision_plots.arch_copying_figure(art, found).axes[0].get_ylim()[1] > 1
@@ -125,13 +137,23 @@ def test_supports_summary_and_answer_on_nano():
     summary = PS.summary_table(support, sens, cram, found, params)
     n_rows, problems = convention_tables.check_tables(summary, "summary")
     assert n_rows == 1 and problems == []
+    # the ε_eff column says which ε_eff it uses: the median of h, not the prompt-space t*
+    assert "C ball, median ε_eff of h" in summary and f"ε_eff = nano {s['eps_eff']:.3g}" in summary
     assert precision_plots.ecdf_figure(sens) and precision_plots.scaling_figure(sens)
 
 
 def test_the_answer_says_only_what_was_measured():
     r = PS.readings(7.5, 121.0, 55.0)
     assert "7.5× or more" in r["prec_answer_count"] and "at least 121×" in r["prec_answer_eps"]
-    assert "by 55× or more" in r["prec_answer_arch"]
+    assert "by 55× or more" in r["prec_answer_arch"] and "whole finite range" in r["prec_answer_count"]
+    r = PS.readings(8.0, 121.0, 55.0, 300, (131, 131))  # the budget said, and the failures at its cap
+    assert r["prec_answer_count"].count("8.0× or more") == 1
+    assert r["prec_answer_arch"].startswith("At 300 optimisation steps, the state-space model nano-mamba crams")
+    assert (
+        "every one of its 131 failed runs stopped at the step cap, so the margin holds for this budget"
+        in (r["prec_answer_arch"])
+    )
+    assert "failed runs" not in PS.readings(8.0, 121.0, 55.0, 300, (10, 131))["prec_answer_arch"]
     r = PS.readings(7.5, None, None)
     assert (
         r["prec_answer_eps"].startswith("No model was measured")
