@@ -81,7 +81,9 @@ def trust_notes(report: Table1Report) -> list[str]:
         f"**The budget.** Our slopes come from {_and(budgets)} optimiser steps a target; the paper's "
         f"from {steps['max_steps']:,} (patience {steps['patience']}). "
         + " ".join(moves)
-        + " So each ratio here is an upper estimate of the ratio at the paper's budget. "
+        + " So each ratio here is likely above the ratio at the paper's budget. That needs a larger budget to raise "
+        "n50 at least as much at larger m, which the same targets at two budgets do not establish "
+        f"({_lab('sec-cramming-budgets', 'the budget pairs')}). "
         f"Runs at {steps['max_steps']:,} steps are in progress; they will join the table as new columns. "
         f"Details: {_lab('lab-support-slopes', 'the slopes in the lab notes')}."
     )
@@ -199,6 +201,7 @@ def budget_sentence(report: Table1Report) -> str:
             + ". The budget's effect differs between models."
         )
     return (
-        "The ratio falls as the budget grows: a larger budget crams longer targets, more so at larger m. "
-        f"So a ratio at {min(c.budget for cs in pairs.values() for c in cs)} steps overstates the model's."
+        "The ratio falls as the budget grows: the slope rises with it. "
+        f"So a ratio at {min(c.budget for cs in pairs.values() for c in cs)} steps likely overstates the ratio at "
+        f"the paper's budget; {_lab('sec-cramming-budgets', 'the budget pairs')} do not establish it."
     )

@@ -264,6 +264,8 @@ def compact_table(report: Table1Report) -> tuple[list, list]:
 
     Our columns are the argmax-region method's (natural text), one per model and complete budget; the paper's
     columns divide by its natural-text (PG19) slopes too. The last two rows give the measured slope and 2r/ε.
+    A column whose slope rests on n50s at the edge of the lengths tried carries ‡ in its header
+    (:func:`footnotes` explains it).
 
     Returns:
         ``(header, rows)`` for :func:`~accessibility_lib.figures.tables.md_table`.
@@ -277,7 +279,7 @@ def compact_table(report: Table1Report) -> tuple[list, list]:
         "support model",
         f"paper: {gemma}",
         f"paper: range over its {len(cols)} models",
-        *[f"ours: {c.title}" for c in ours],
+        *[f"ours: {c.title}" + (" ‡" if c.edge else "") for c in ours],
     ]
     rows = []
     for name in table1.ROWS:

@@ -20,6 +20,7 @@ __all__ = [
     "slope_notes_table",
     "decode_paths_table",
     "differences_table",
+    "LOOP_DIFFERENCES",
     "same_targets_table",
     "m1_table",
     "random_words_table",
@@ -59,8 +60,22 @@ def decode_paths_table(report: Table1Report) -> tuple[list, list]:
             "units with one (no slope uses them)"], rows  # fmt: skip
 
 
+#: The cramming loop's own differences (the conventions appendix, "The cramming loop"), the same for every model,
+#: target kind and budget of the book's loop: (step, what differs, what it does to n50).
+LOOP_DIFFERENCES = (
+    ("initial prompt", "ours starts from the mean and spread of the model's input embeddings, theirs from zero-mean "
+     "noise at the scale of the raw embedding table", "the book's start crams more: it raises our n50"),
+    ("patience", "theirs counts checks without a strict rise of the teacher-forced accuracy; ours resets also when "
+     "the loss falls (where ours has a patience)", "theirs ends more failing trials early: it lowers their n50"),
+    ("success test", "theirs is teacher-forced accuracy at a check, keeping the prompt after the next update; ours is "
+     "greedy decoding of the kept prompt", "theirs counts prompts that do not decode: it raises their n50"),
+)  # fmt: skip
+
+
 def differences_table(report: Table1Report) -> tuple[list, list]:
-    """Every known difference between our cramming units and the authors' runs, per model, kind and budget."""
+    """Every known difference between our cramming units and the authors' runs: one row per model, kind and budget
+    (:func:`~accessibility_lib.runs.table1_measured.differences_from_authors`), then one row per difference in the
+    cramming loop itself (:data:`LOOP_DIFFERENCES`), which holds for every model, kind and budget."""
     from accessibility_lib.models.fetch import SOURCES
 
     rows = []
@@ -76,6 +91,8 @@ def differences_table(report: Table1Report) -> tuple[list, list]:
                     for units in by_target.values():
                         rows.append([model_label(m), KIND_WORDS.get(kind, kind), budget,
                                      TM.differences_from_authors(units, m)])  # fmt: skip
+    for step, what, effect in LOOP_DIFFERENCES:
+        rows.append(["every model", "both", "every budget", f"cramming loop, {step}: {what}; {effect}"])
     return ["model", "target kind", "budget (steps)", "differences from the authors' runs"], rows
 
 
@@ -104,7 +121,11 @@ def same_targets_table(report: Table1Report) -> tuple[list, list]:
 
 
 def m1_table(report: Table1Report) -> tuple[list, list]:
-    """Our n50 at m = 1 on the budget curve beside the authors' (their published results), each on its own targets."""
+    """Our n50 at m = 1 on the budget curve beside the authors' (their published results), each on its own targets.
+
+    An authors' n50 at or below the first length their sweep tries (:data:`~accessibility_lib.theory.paper.AUTHORS_SWEEP_MIN_LENGTH`)
+    is the sweep's floor, so it is printed as a bound (``"≤ 10.00 ..."``), as chapter 3's lab notes read it.
+    """
     rows = []
     for m in report.measured:
         pm = next((p for p in paper.AUTHORS_N50_M1 if p.lower() == m.lower()), None)
@@ -113,8 +134,10 @@ def m1_table(report: Table1Report) -> tuple[list, list]:
         for kind, theirs in paper.AUTHORS_N50_M1[pm].items():
             curve = CB.budget_curve(report.summaries[m], kind).get("float32", [])
             ours = "; ".join(f"{u.fit.n50:.1f} at {u.max_steps} steps ({u.n_targets} targets)" for u in curve)
+            floor = theirs <= paper.AUTHORS_SWEEP_MIN_LENGTH  # their sweep starts there: a bound, not a crossing
             rows.append([model_label(m), KIND_WORDS.get(kind, kind), ours or "no budget curve",
-                         f"{theirs:.2f} at {paper.AUTHORS_CRAMMING_STEPS['max_steps']:,} steps"])  # fmt: skip
+                         ("≤ " if floor else "") + f"{theirs:.2f} at {paper.AUTHORS_CRAMMING_STEPS['max_steps']:,} steps"
+                         + (f" (their sweep starts at {paper.AUTHORS_SWEEP_MIN_LENGTH})" if floor else "")])  # fmt: skip
     return ["model", "target kind", "our n50 at m = 1", "the authors' n50 at m = 1 (their repository)"], rows
 
 

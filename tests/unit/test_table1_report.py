@@ -71,9 +71,12 @@ def test_compact_table_labels_each_column_with_its_budget_and_sets_the_paper_bes
     head, rows = T1.compact_table(report)
     ours = report.natural()
     assert head[:3] == ["support model", "paper: Gemma-270M", "paper: range over its 7 models"]
-    assert head[3:] == [f"ours: {c.title}" for c in ours] and all(
+    assert head[3:] == [f"ours: {c.title}" + (" ‡" if c.edge else "") for c in ours] and all(
         f"{c.budget} steps" in h for c, h in zip(ours, head[3:])
     )
+    # the ‡ footnote the chapter prints under this table is for columns whose header carries ‡
+    dagger = any(n.startswith("‡") for n in T1.footnotes(report, ours))
+    assert dagger == any(h.endswith("‡") for h in head[3:])
     assert [r[0] for r in rows[:5]] == list(table1.ROWS)
     assert rows[0][1] == paper.table1_text()["ball (Cor 4.6)"]["Gemma-270M"] and rows[0][2] == "7.77–20.4"
     assert all(len(r) == len(head) for r in rows)
@@ -117,6 +120,9 @@ def _col(model, budget, slope_value, C=450.0):
 def test_the_budget_sentence_says_falls_only_when_every_model_falls():
     falling = T1.Table1Report([_col("a", 300, 10.0), _col("a", 600, 20.0)], {}, {}, {})
     assert SRd.budget_sentence(falling).startswith("The ratio falls as the budget grows")
+    # the condition behind "overstates" is indicated, not established: said so, with the budget pairs linked
+    said = SRd.budget_sentence(falling)
+    assert "likely overstates" in said and "<sec-cramming-budgets>" in said
     rising = T1.Table1Report([_col("a", 300, 20.0), _col("a", 600, 10.0), _col("b", 300, 5.0)], {}, {}, {})
     assert SRd.budget_sentence(rising).startswith("The ratio does not fall with the budget for a.")
     single = T1.Table1Report([_col("a", 300, 20.0)], {}, {}, {})
@@ -145,6 +151,7 @@ def test_trust_notes_link_the_lab_notes_and_meaning_reads_the_table(report):
     ):
         assert sum(f"<{label}>" in n for n in notes) == 1
     assert f"{paper.AUTHORS_CRAMMING_STEPS['max_steps']:,}" in notes[0] and "300 and 600" in notes[0]
+    assert "likely" in notes[0] and "<sec-cramming-budgets>" in notes[0] and "upper estimate" not in notes[0]
     m = SRd.meaning(report)
     assert 0 < m["drop_lo"] <= m["drop_hi"] < 100
     assert m["budget"]["first"][1] > m["budget"]["last"][1] > m["tightest"]["ratio"] > 1
@@ -179,6 +186,12 @@ def test_lab_tables_have_one_cell_per_column(report):
                *(RR.rows_table(a) for a in full.values())]  # fmt: skip
     for head, rows in tables:
         assert rows and all(len(r) == len(head) for r in rows), head
+    m1 = {(r[0], r[1]): r[3] for r in TS.m1_table(report)[1]}
+    assert m1["Gemma-3-270M", "random words"].startswith("≤ 10.00")  # their sweep starts at 10: a bound
+    assert m1["Gemma-3-270M", "natural text"].startswith("17.07")
+    loop = [r[3] for r in TS.differences_table(report)[1] if r[0] == "every model"]
+    assert [x.split(":")[0] for x in loop] == [f"cramming loop, {step}" for step, *_ in TS.LOOP_DIFFERENCES]
+    assert "raises our n50" in loop[0] and "lowers their n50" in loop[1] and "raises their n50" in loop[2]
     same = {(r[0], r[2]): r for r in TS.same_targets_table(report)[1] if r[1] == "natural text"}
     assert same["SmolLM2-135M", "300 → 600"][3].count("m = ") == 4
     assert len(SR.conv_slope_table()[1]) == len(paper.TABLE1_COLUMNS)
