@@ -16,17 +16,26 @@ from accessibility_lib.ground.paths import REPO_ROOT
 from accessibility_lib.ground.results import ResultStore
 from accessibility_lib.runs import presets, sweep_units, work
 
-#: chapter -> (file, the run function its cells call, calls a chapter must not make itself)
+#: chapter -> (file, what its cells call, {library module: the run function of accessibility_lib.runs.work (or the
+#: series runner) that call reaches}, calls neither the chapter nor that module may make itself). A thin chapter
+#: calls a library entry; the entry calls the one run function, so the chapter still never copies its arguments.
 CALLS = {
     "cramming": (
         "03_cramming.md",
         ["work.cramming_units(params)", "run_cramming_series("],
+        {},
         ["CrammingUnit(", "find_n50("],
     ),
-    "support": ("05_support.md", ["work.run_support("], ["support.analyse_model("]),
+    "support": (
+        "05_support.md",
+        ["SR.run_models(handles, params["],
+        {"figures/support_report.py": ["work.run_support("]},
+        ["support.analyse_model("],
+    ),
     "copying": (
         "06_copying.md",
-        ["work.copying_runs(params)", "work.run_copying("],
+        ["copying_study.load_study(params)"],
+        {"runs/copying_study.py": ["work.copying_runs(params)", "work.run_copying("]},
         ["TrainConfig(", "train_copying("],
     ),
 }
@@ -38,10 +47,16 @@ def _code(md: str) -> str:
 
 @pytest.mark.parametrize("chapter", sorted(CALLS))
 def test_each_heavy_chapter_calls_the_one_run_function(chapter):
-    name, calls, forbidden = CALLS[chapter]
+    name, calls, library, forbidden = CALLS[chapter]
     code = _code((REPO_ROOT / "book" / name).read_text())
     for call in calls:
         assert call in code, f"{name} does not call {call}"
+    for module, runs in library.items():
+        source = (REPO_ROOT / "accessibility_lib" / module).read_text()
+        for call in runs:
+            assert call in source, f"accessibility_lib/{module} (called by {name}) does not call {call}"
+        for call in forbidden:
+            assert call not in source, f"accessibility_lib/{module} makes its own {call} instead of calling runs.work"
     for call in forbidden:
         assert call not in code, f"{name} makes its own {call} instead of calling accessibility_lib.runs.work"
 
