@@ -50,15 +50,25 @@ def main(argv=None) -> int:
     ap.add_argument("--factor", type=int, default=2, help="the larger budget, in multiples of the base budget")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="seconds: natural text only, 2 targets, a 10-step base budget (checks it runs)",
+    )
     args = ap.parse_args(argv)
+    base_steps, n_targets = (10, 2) if args.tiny else (BASE_STEPS, 10)
+    if args.tiny:
+        args.kinds, args.json = "natural", None
     if args.factor < 2:
-        ap.error(f"--factor must be ≥ 2 (the larger budget is factor × {BASE_STEPS} steps), got {args.factor}")
+        ap.error(f"--factor must be ≥ 2 (the larger budget is factor × {base_steps} steps), got {args.factor}")
     torch.set_num_threads(args.threads)
     handle = load_model(args.model, dtype=torch.float32)
     rows = []
     for kind in args.kinds.split(","):
-        base = CrammingUnit(kind, 1, patience=None, corpus=args.corpus)
-        big = CrammingUnit(kind, 1, max_steps=BASE_STEPS * args.factor, patience=None, corpus=args.corpus)
+        base = CrammingUnit(kind, 1, max_steps=base_steps, patience=None, corpus=args.corpus, n_targets=n_targets)
+        big = CrammingUnit(
+            kind, 1, max_steps=base_steps * args.factor, patience=None, corpus=args.corpus, n_targets=n_targets
+        )
         with tempfile.TemporaryDirectory() as tmp:
             shared, empty = ResultStore(Path(tmp) / "shared"), ResultStore(Path(tmp) / "empty")
             first = run_cramming_unit(handle, base, shared, model_name=args.model, prefer_stored=False)
@@ -77,7 +87,7 @@ def main(argv=None) -> int:
         s_scr, ts_scr = _ran(scratch, 1, n_prefix)
         row = {
             "kind": kind,
-            "base_steps": BASE_STEPS,
+            "base_steps": base_steps,
             "steps": big.max_steps,
             "n50_base": first.fit.describe(),
             "n50": scratch.fit.describe(),
@@ -101,7 +111,7 @@ def main(argv=None) -> int:
         }
         rows.append(row)
         print(
-            f"{args.model} {kind} m = 1, {big.max_steps} steps after {BASE_STEPS}: outcomes identical: {same}; "
+            f"{args.model} {kind} m = 1, {big.max_steps} steps after {base_steps}: outcomes identical: {same}; "
             f"{row['continued']} failures continued (saving {row['saved_by_continued_failures']:,} token-steps), "
             f"{row['reused_successes']} successes reused (saving {row['saved_by_reused_successes']:,}); token-steps run "
             f"{ts_cont:,} against {ts_scr:,} from scratch ({row['ratio_token_steps']:.2f}× fewer), wall "

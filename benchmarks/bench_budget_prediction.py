@@ -20,8 +20,12 @@ import json
 from pathlib import Path
 
 from accessibility_lib.ground import provenance, results
+from accessibility_lib.ground.paths import BOOK_DATA
 from accessibility_lib.runs.cramming_artifacts import upgrade
 from accessibility_lib.runs.cramming_summary import summarize
+
+#: the nano validation of the budget model (issue 54), what ``--tiny`` reads
+TINY_ARTIFACT = BOOK_DATA / "cramming" / "benchmarks" / "budget" / "nano.json"
 
 
 def rows_of(art: dict) -> list[dict]:
@@ -62,9 +66,16 @@ def rows_of(art: dict) -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--artifact", required=True, help="a cramming artifact (.json) whose units carry predictions")
+    ap.add_argument("--artifact", default=None, help="a cramming artifact (.json) whose units carry predictions")
     ap.add_argument("--json", default=None, help="write the comparison here")
+    ap.add_argument(
+        "--tiny", action="store_true", help=f"read the stored nano validation ({TINY_ARTIFACT}); write nothing"
+    )
     args = ap.parse_args(argv)
+    if args.tiny:
+        args.artifact, args.json = args.artifact or str(TINY_ARTIFACT), None
+    if args.artifact is None:
+        ap.error("--artifact is required (or --tiny)")
     path = Path(args.artifact)
     if not path.exists():
         ap.error(f"--artifact {path}: no such file")

@@ -22,10 +22,7 @@ SCRIPTS = sorted(p.name for p in BENCH.glob("*.py") if not p.name.startswith("_"
 RUN_ELSEWHERE = {"gpu_check.py": ("tests/site/test_paper_tiny.py", "def test_gpu_check_runs_on_cpu_with_tiny_sizes")}
 #: scripts without a tiny mode yet, with who adds it: only ``--help`` runs for them. The test below fails as soon as
 #: one gains ``--tiny`` (then move it out of this list, so that its tiny mode runs).
-NO_TINY_YET = {
-    "bench_budget_continuation.py": "the cramming library's developers (benchmarks/bench_budget_*: their files)",
-    "bench_budget_prediction.py": "the cramming library's developers (benchmarks/bench_budget_*: their files)",
-}
+NO_TINY_YET: dict[str, str] = {}
 #: tiny runs that need another script's tiny output first: script -> (producer, its argument, this one's argument)
 NEEDS = {"bench_n50_design_bound.py": ("bench_n50_design_sim.py", "--json", "--sim")}
 
