@@ -77,7 +77,8 @@ def bound_finding(model: str = PAPER_MODEL) -> Finding:
     C = bounds.ball_slope(pm.d_model, r, eps, pm.d_vocab)
     sentence = (
         f"Past n* = C·m tokens, most sequences are out of reach of every prompt of m vectors; for {model} at the "
-        f"replication code's precision (2r/ε = {2 * r / eps:.0f}), C = {C:.2f} tokens per prompt vector."
+        f"precision of the authors' public replication code (2r/ε = {2 * r / eps:.0f}), C = {C:.2f} tokens per "
+        "prompt vector."
     )
     return Finding("bound", "01_theory", sentence, {"C": C, "two_r_over_eps": 2 * r / eps, "d": pm.d_model})
 
@@ -242,17 +243,19 @@ def table1_finding(slopes: dict | None = None, model: str = REAL_MODEL) -> Findi
 def mean_field_finding(model: str = PAPER_MODEL, q: float = 1.0) -> Finding:
     """Chapter 4: how long a prompt must be before the mean-field bound beats the finite-length one.
 
-    At 2r/ε = 4096 (chapter 4's comparison), for the width d of ``model``: m* = e^(ln m*) has
-    floor(ln m* / ln 10) + 1 decimal digits.
+    At 2r/ε = 4096 (chapter 4's comparison), for the width d of ``model``: m* = e^(ln m*) vectors, about
+    10^k with k = floor(ln m* / ln 10) (m* has k + 1 decimal digits).
     """
     d = paper.models()[model].d_model
     ln_m = meanfield.crossover_log_m(d, 2048.0, 1.0, q)
-    digits = math.floor(ln_m / math.log(10)) + 1
+    power = math.floor(ln_m / math.log(10))
     sentence = (
         f"The mean-field bound caps what prompts of any length can produce, but at {model}'s width (d = {d}) it "
-        f"beats the finite-length bound only for prompts longer than a number of {digits:,} digits."
+        f"beats the finite-length bound only for prompts longer than about $10^{{{power}}}$ vectors."
     )
-    return Finding("mean_field", "04_mean_field", sentence, {"d": d, "ln_m_star": ln_m, "digits": digits})
+    return Finding(
+        "mean_field", "04_mean_field", sentence, {"d": d, "ln_m_star": ln_m, "power": power, "digits": power + 1}
+    )
 
 
 def copying_finding() -> Finding | None:

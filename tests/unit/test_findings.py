@@ -19,6 +19,7 @@ def test_bound_is_the_replication_codes_ball_slope_for_pythia_160m():
     assert f.values["two_r_over_eps"] == 4096.0
     assert f.values["C"] == pytest.approx(768 * math.log(4097) / math.log(50304))
     assert "590.09" in f.sentence and f.chapter == "01_theory"
+    assert "the authors' public replication code" in f.sentence  # the first mention in the book says whose code
 
 
 def _slope(points, ci, steps=300):
@@ -52,11 +53,11 @@ def test_only_budgets_with_every_m_complete_count():
     assert F.complete_budgets(art, "random_words") == []
 
 
-def test_mean_field_digits_are_those_of_the_crossover():
+def test_mean_field_crossover_is_said_as_a_number_of_vectors():
     f = F.mean_field_finding()
     ln_m = meanfield.crossover_log_m(768, 2048.0, 1.0, 1.0)
-    assert f.values["digits"] == math.floor(ln_m / math.log(10)) + 1
-    assert f"{f.values['digits']:,} digits" in f.sentence
+    assert f.values["digits"] == math.floor(ln_m / math.log(10)) + 1 == f.values["power"] + 1
+    assert f"longer than about $10^{{{f.values['power']}}}$ vectors" in f.sentence and "digits" not in f.sentence
 
 
 def test_precision_bound_counts_each_formats_whole_finite_range():

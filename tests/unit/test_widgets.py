@@ -386,3 +386,24 @@ def test_a_book_model_that_is_also_the_papers_names_both_radii() -> None:
     note = same_model_note("gemma-3-270m", {"linf": 679.2, "l2": 702.5})
     assert "r∞ = 9.95 and L2 = 51 against our 679 and 702" in note and "unexplained" in note
     assert same_model_note("nano", {"linf": 3.0, "l2": 9.0}) == ""
+
+
+def test_book_models_show_the_authors_spelling_and_chapter_3s_slopes_with_their_budget() -> None:
+    """The menu shows SmolLM2-135M (its key stays smollm2-135m), with chapter 3's stored slope at its budget."""
+    from accessibility_lib.figures.widgets import stored_slopes
+    from accessibility_lib.runs import table1_measured
+
+    stored = {"smollm2-135m": {"linf": 10.0, "l2": 50.0, "sample": "a test"}}
+    slopes = stored_slopes(["smollm2-135m"])
+    if "smollm2-135m" not in slopes:
+        pytest.skip("no stored SmolLM2-135M cramming artifact")
+    nat, rnd, steps = slopes["smollm2-135m"]
+    want = table1_measured.slopes_by_budget("smollm2-135m")[steps]["natural"]
+    assert nat == pytest.approx(want.fit.slope) and want.reliable
+    assert steps == max(table1_measured.slopes_by_budget("smollm2-135m"))  # the largest complete budget
+    (e,) = book_models(["smollm2-135m"], stored=stored, measured=slopes)[0]
+    assert (e["name"], e["label"], e["slope_natural"], e["slope_steps"]) == ("smollm2-135m", "SmolLM2-135M", nat, steps)
+    assert f"at {steps} steps" in e["source"]
+    (bare,) = book_models(["smollm2-135m"], stored=stored)[0]  # without measured slopes: none, and no budget
+    assert (bare["slope_natural"], bare["slope_steps"]) == (None, None)
+    assert all(p["label"] == p["name"] and p["slope_steps"] is None for p in paper_models())

@@ -58,6 +58,7 @@ from accessibility_lib.figures.widgets.data import (
     paper_cramming_series,
     paper_models,
     series_from_fits,
+    stored_slopes,
 )
 from accessibility_lib.ground.checks import check_int, check_positive_real, check_real
 from accessibility_lib.theory import bounds
@@ -78,6 +79,7 @@ __all__ = [
     "conventions_table",
     "convention_ball",
     "paper_cramming_series",
+    "stored_slopes",
     "series_from_fits",
     "check_series",
 ]

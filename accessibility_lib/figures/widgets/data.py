@@ -12,7 +12,10 @@ Model entries (the ``models`` trait of :class:`~accessibility_lib.figures.widget
 - this book's models (:func:`book_models`): d and |V| from the config (:func:`accessibility_lib.theory.capacity.read_shape`),
   r∞ and r_l2 measured here on the last-layer embeddings of a few dozen random prompts
   (:func:`accessibility_lib.geometry.embeddings.sample_embeddings`); a model that is not fetched is skipped and named
-  in the returned notes. Their cramming slopes are None unless passed in ``measured``.
+  in the returned notes. Their cramming slopes are None unless passed in ``measured``; chapter 1 passes
+  :func:`stored_slopes`, chapter 3's slopes read from the stored cramming artifacts, each with its step budget
+  (``slope_steps``). The menu shows ``label``, the model's name as its authors write it
+  (:func:`accessibility_lib.models.names.label`); ``name`` stays the key the chapters and tests select by.
 
 Cramming series (the ``series`` trait of :class:`~accessibility_lib.figures.widgets.CrammingExplorer`) are dicts::
 
@@ -43,6 +46,7 @@ __all__ = [
     "paper_cramming_series",
     "series_from_fits",
     "check_series",
+    "stored_slopes",
 ]
 
 #: The book's own models offered by the selectors (``nano`` is shipped; the others once fetched).
@@ -59,9 +63,14 @@ def model_entry(
     group: str = "book",
     slope_natural: float | None = None,
     slope_random: float | None = None,
+    slope_steps: int | None = None,
     source: str = "",
+    label: str | None = None,
 ) -> dict[str, Any]:
     """One model of the selector, checked.
+
+    ``label`` is what the menu and the status line show (default: ``name``); ``slope_steps`` the optimiser steps a
+    target behind the slopes, where the book measured them (the readouts name it; None for the paper's slopes).
 
     Raises:
         ValueError: if d < 1, vocab < 2, a radius is not > 0, a slope is given and not > 0, or group
@@ -74,12 +83,14 @@ def model_entry(
         slopes[key] = None if s is None else check_positive_real(key, s)
     return {
         "name": str(name),
+        "label": str(label or name),
         "group": group,
         "d": check_int("d", d, minimum=1),
         "d_vocab": check_int("d_vocab", d_vocab, minimum=2),
         "r_inf": check_positive_real("r_inf", r_inf),
         "r_l2": check_positive_real("r_l2", r_l2),
         **slopes,
+        "slope_steps": None if slope_steps is None else check_int("slope_steps", slope_steps, minimum=1),
         "source": source,
     }
 
@@ -127,7 +138,7 @@ def book_models(
     n_prompts: int = 64,
     length: int = 16,
     seed: int = 0,
-    measured: Mapping[str, tuple[float | None, float | None]] | None = None,
+    measured: Mapping[str, tuple] | None = None,
     stored: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The book's models with r∞ and r_l2 measured on ``n_prompts`` random prompts of ``length`` tokens, or
@@ -140,7 +151,8 @@ def book_models(
             sample, below the paper's 10,000 prompts (maxima only grow with the sample). A chapter that
             also prints a stored radius passes it as ``stored`` instead, so that it shows one r per model.
         seed: prompt seed.
-        measured: optional ``{name: (natural slope, random slope)}`` measured elsewhere (e.g. chapter 3).
+        measured: optional ``{name: (natural slope, random slope)}`` or ``{name: (natural, random, steps)}``
+            measured elsewhere (e.g. chapter 3's, :func:`stored_slopes`), steps the budget they were measured at.
         stored: optional ``{name: {"linf": r∞, "l2": r_l2, "sample": what they were measured on}}``, e.g. chapter
             5's support artifact, which chapter 3 passes so that the explorer, its tables and chapter 5 use one r;
             a model given here is neither loaded nor measured (it need not be fetched).
@@ -157,6 +169,7 @@ def book_models(
     from accessibility_lib.geometry import support_shape as geometry
     from accessibility_lib.geometry.embeddings import sample_embeddings
     from accessibility_lib.models.loading import cache_dir, load_model
+    from accessibility_lib.models.names import label as model_label
     from accessibility_lib.theory import capacity
 
     n_prompts = check_int("n_prompts", n_prompts, minimum=1)
@@ -181,7 +194,10 @@ def book_models(
             sample = f"{n_prompts} random prompts of {length} tokens"
             source, how = f"r measured on {sample}", f"{sample}, {time.perf_counter() - t0:.0f} s"
         shape = capacity.read_shape(name)
-        nat, rnd = measured.get(name, (None, None))
+        nat, rnd, steps = (tuple(measured.get(name, ())) + (None, None, None))[:3]
+        if nat is not None or rnd is not None:
+            at = f" at {steps} steps a target" if steps else ""
+            source += f"; cramming slopes measured in chapter 3{at}"
         entries.append(
             model_entry(
                 name,
@@ -192,14 +208,57 @@ def book_models(
                 group="book",
                 slope_natural=nat,
                 slope_random=rnd,
+                slope_steps=steps,
                 source=f"config; {source}" + same_model_note(name, rad),
+                label=model_label(name),
             )
         )
         notes.append(
             f"{name}: d = {shape.d_model}, |V| = {shape.d_vocab}, r∞ = {rad['linf']:.3g}, max L2 norm = {rad['l2']:.3g} "
-            f"({how})" + same_model_note(name, rad)
+            f"({how})"
+            + (
+                f"; natural-text cramming slope {nat:.1f}{f' at {steps} steps' if steps else ''}"
+                if nat is not None
+                else ""
+            )
+            + same_model_note(name, rad)
         )
     return entries, notes
+
+
+def stored_slopes(names: Iterable[str] = BOOK_MODELS, folder=None) -> dict[str, tuple[float | None, float | None, int]]:
+    """The cramming slopes chapter 3 measured for the book's real models, read from the stored artifacts.
+
+    For each of ``names`` with a cramming artifact (:func:`accessibility_lib.runs.real_models.with_cramming_artifacts`),
+    the natural-text and random-words slopes at its largest step budget with m = 1–4 complete and a reliable
+    natural-text slope (:func:`accessibility_lib.runs.table1_measured.slopes_by_budget`, the budget Table 1's ratios
+    divide by). An unreliable random-words slope there is None.
+
+    Args:
+        names: the models to look up (others are not read).
+        folder: where the artifacts lie (default ``book/data/cramming``; tests).
+
+    Returns:
+        ``{name: (natural slope, random slope or None, steps)}`` for the models that have one; the form
+        :func:`book_models` takes as ``measured``.
+    """
+    from accessibility_lib.runs import table1_measured as TM
+    from accessibility_lib.runs.cramming_artifacts import load_artifact
+    from accessibility_lib.runs.real_models import with_cramming_artifacts
+
+    out: dict[str, tuple[float | None, float | None, int]] = {}
+    wanted = set(names)
+    for name in with_cramming_artifacts(folder):
+        if name not in wanted:
+            continue
+        by_budget = TM.slopes_by_budget(name, artifact=load_artifact(name, folder))
+        ok = [b for b, k in by_budget.items() if k.get("natural") is not None and k["natural"].reliable]
+        if not ok:
+            continue
+        kinds = by_budget[max(ok)]
+        rnd = kinds.get("random_words")
+        out[name] = (kinds["natural"].fit.slope, rnd.fit.slope if rnd is not None and rnd.reliable else None, max(ok))
+    return out
 
 
 def conventions_table() -> list[dict[str, Any]]:

@@ -535,7 +535,7 @@ function renderBound({ model, el: host }) {
   const menus = el("div", { class: "abx-menus" });
   const groups = [{ value: "", text: "custom (sliders only)" }];
   for (const g of ["paper", "book"]) {
-    const opts = models.filter((m) => m.group === g).map((m) => ({ value: m.name, text: m.name }));
+    const opts = models.filter((m) => m.group === g).map((m) => ({ value: m.name, text: m.label || m.name }));
     if (opts.length) groups.push({ group: g === "paper" ? "the paper's models" : "this book's models (r measured here)", options: opts });
   }
   const modelSel = makeSelect("model", "select-model", groups, model.get("model") || "", (v) => selectModel(v, null));
@@ -641,12 +641,13 @@ function renderBound({ model, el: host }) {
     const conv = convByKey[model.get("convention")];
     if (m) {
       const rName = conv && conv.radius === "r_inf" ? "r∞ (largest |coordinate|)" : "max L2 norm";
-      status.textContent = `${m.name} (${m.source}): d = ${m.d}, |V| = ${m.d_vocab}, r = ${rName}, `
+      status.textContent = `${m.label || m.name} (${m.source}): d = ${m.d}, |V| = ${m.d_vocab}, r = ${rName}, `
         + `ε: ${conv ? conv.plain || conv.name : "?"}` + (edited.length ? `; moved by hand since: ${edited.join(", ")}` : "");
     } else {
       status.textContent = "custom values: pick a model to load its d, |V|, r and ε.";
     }
     const slopes = m ? [["natural", m.slope_natural], ["random", m.slope_random]].filter(([, s]) => s !== null && s !== undefined) : [];
+    const atSteps = m && m.slope_steps ? ` at ${m.slope_steps} steps` : "";  // the step budget of a slope measured in the book
     if (mf) {
       setOut(outs.loglog, fmt(out.loglog, 6), out.loglog);
       setOut(outs.nstar, fmtPow10(out.log10Nstar), out.log10Nstar);
@@ -655,14 +656,14 @@ function renderBound({ model, el: host }) {
       setOut(outs.fracN, f === null ? "0 (every sequence may be accessible)" : fmtPow10(f, true), f === null ? 0 : f);
       setOut(outs.ratio, fmtPow10(Math.log10(2) + Math.log10(p.r) - Math.log10(p.eps)), 2 * p.r / p.eps);
       setOut(outs.nstarBall, fmt(out.nstarBall), out.nstarBall);
-      setOut(outs.cramming, slopes.length ? slopes.map(([k, s]) => `${fmt(s * p.m)} (${k})`).join(", ") : "not measured for this model", "");
+      setOut(outs.cramming, slopes.length ? slopes.map(([k, s]) => `${fmt(s * p.m)} (${k}${atSteps})`).join(", ") : "not measured for this model", "");
     } else {
       setOut(outs.C, fmt(out.C, 6), out.C);
       setOut(outs.nstar, fmt(out.nstar, 6), out.nstar);
       setOut(outs.logP, fmt(out.logP, 6), out.logP);
       setOut(outs.lnFracN, fmt(out.lnFracN, 6), out.lnFracN);
       setOut(outs.ratio, fmtPow10(Math.log10(2) + Math.log10(p.r) - Math.log10(p.eps)), 2 * p.r / p.eps);
-      setOut(outs.measured, slopes.length ? slopes.map(([k, s]) => `${fmt(out.C / s, 3)} (${k}: ${fmt(s)} tokens/vector)`).join(", ")
+      setOut(outs.measured, slopes.length ? slopes.map(([k, s]) => `${fmt(out.C / s, 3)} (${k}: ${fmt(s)} tokens/vector${atSteps})`).join(", ")
         : "not measured for this model", slopes.length ? out.C / slopes[0][1] : "");
     }
     drawBound(svg, legend, formula, p, out, slopes, model.get("axis_max"), model.get("floor"));
