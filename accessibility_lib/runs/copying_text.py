@@ -138,7 +138,8 @@ def readings(study: CopyingStudy, smol: dict | None = None) -> dict[str, str]:
 
     Returns:
         ``{"copy_answer", "copy_exact_reading", "copy_moves_reading", "copy_pre_effect", "copy_means_cliff",
-        "smol_reading"}``: text to glue (``copy_pre_effect``: Fisher's exact test of pretraining at the first length
+        "smol_reading", "copy_answer_smol"}``: text to glue (``copy_answer_smol``: the SmolLM2-135M fine-tune's cliff
+        with its 95 % interval and the digits of its n*, as the introduction states it) (``copy_pre_effect``: Fisher's exact test of pretraining at the first length
         past L, or that no pair was tested there). Each says the default preset's finding only when the runs of
         this preset show it, and otherwise what they show instead.
     """
@@ -217,6 +218,14 @@ def readings(study: CopyingStudy, smol: dict | None = None) -> dict[str, str]:
         smol_reading = f"Its cliff is {CR.describe_cliff(smol['cliff'], short=True)}."
     if smol is not None and smol["cliff"].low > smol["L"]:
         smol_reading += " It lies at positions fine-tuning never filled."
+    if smol is None:
+        smol_answer = "No SmolLM2-135M fine-tune is evaluated yet."
+    else:
+        c, digits = smol["cliff"], math.floor(smol["mf"]["log10_nstar"]) + 1  # digits as the intro counts them
+        where = (f"falls through one half at n = {c.n50:.0f} [{c.low:.0f}, {c.high:.0f}] letters" if c.kind == "fall"
+                 else f"shows {CR.describe_cliff(c, short=True)}")  # fmt: skip
+        smol_answer = (f"SmolLM2-135M, fine-tuned on strings of at most {smol['L']} letters, copies longer ones too: "
+                       f"its exact match {where}, and its mean-field n* has {digits:,} digits.")  # fmt: skip
     return {
         "copy_answer": answer,
         "copy_exact_reading": exact,
@@ -224,4 +233,5 @@ def readings(study: CopyingStudy, smol: dict | None = None) -> dict[str, str]:
         "copy_pre_effect": pre,
         "copy_means_cliff": means,
         "smol_reading": smol_reading,
+        "copy_answer_smol": smol_answer,
     }

@@ -17,8 +17,8 @@ from accessibility_lib.experiments.perturbation import Sensitivity
 from accessibility_lib.runs.precision_counts import floor_sig
 from accessibility_lib.runs.precision_models import SHORT
 
-__all__ = ["measure", "summarize_all", "eps_table", "reading_items", "add_eff_slopes", "bounds_table", "least_over_u", "chapter_numbers",
-           "STORE_NAMESPACE"]  # fmt: skip
+__all__ = ["measure", "summarize_all", "eps_table", "reading_items", "add_eff_slopes", "bounds_table", "least_over_u",
+           "least_perturbation", "chapter_numbers", "STORE_NAMESPACE"]  # fmt: skip
 
 STORE_NAMESPACE = "effective_eps"
 _VERSION = 1  # raise when the measurement changes, so that stored entries are not reused
@@ -233,14 +233,33 @@ def least_over_u(sens: dict) -> float | None:
     return None if least is None else least[1]
 
 
+def least_perturbation(sens: dict) -> dict | None:
+    """The median next-token perturbation closest to its dtype's spacing, in both of its units (None: nothing
+    measured).
+
+    Returns:
+        ``{"model", "dtype" (short name), "rel" (median t*/‖X‖∞), "over_u" (that median in unit roundoffs of the
+        dtype)}``.
+    """
+    least = _least_over_u(sens)
+    if least is None:
+        return None
+    (n, d), f = least
+    return {"model": n, "dtype": SHORT[d], "rel": float(np.nanmedian(sens[(n, d)]["prompt"][0].relative)), "over_u": f}
+
+
 def chapter_numbers(sens: dict) -> dict[str, str]:
     """The numbers chapter 7's prose states about the measurement, as text to glue (``prec_`` names)."""
     least = _least_over_u(sens)
     if least is None:
-        return {"prec_over_u": "—", "prec_over_u_who": "no model"}
+        return {"prec_over_u": "—", "prec_over_u_who": "no model", "prec_median_rel": "—", "prec_median_rel_range": "—"}
     (n, d), f = least
+    rels = [float(np.nanmedian(s["prompt"][0].relative)) for s in sens.values()]
     return {
         "prec_over_u": floor_sig(f),
         "prec_over_u_who": f"{n} in {SHORT[d]}",
-        "prec_median_rel": f"{min(float(np.nanmedian(s['prompt'][0].relative)) for s in sens.values()):.2g}",
+        "prec_median_rel": f"{min(rels):.2g}",
+        "prec_median_rel_range": f"{min(rels):.2g} to {max(rels):.2g}"
+        if f"{min(rels):.2g}" != f"{max(rels):.2g}"
+        else f"{min(rels):.2g}",
     }

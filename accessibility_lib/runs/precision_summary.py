@@ -57,7 +57,7 @@ def summary_table(support: dict, sens: dict, cram: dict, found: dict, params: di
 
 def readings(
     margin: float,
-    over_u: float | None,
+    least: dict | None,
     mamba_margin: float | None,
     budget: int | None = None,
     at_cap: tuple[int, int] | None = None,
@@ -67,7 +67,9 @@ def readings(
     Args:
         margin: the smallest dtype count over any input (each dtype's whole finite range) over the measured slope
             among the paper's models (:func:`~accessibility_lib.runs.precision_counts.smallest_margin`).
-        over_u: the fewest unit roundoffs a median next-token perturbation spans (None: nothing measured).
+        least: the median next-token perturbation closest to its dtype's spacing
+            (:func:`~accessibility_lib.runs.effective_eps_report.least_perturbation`: its model, dtype, median
+            t*/‖X‖∞ and that median in unit roundoffs; None: nothing measured).
         mamba_margin: nano-mamba's ball bound over the top of its natural-slope interval
             (:func:`~accessibility_lib.runs.architecture_report.margin`), or None without a reliable slope.
         budget: the step budget of the cramming runs behind ``mamba_margin`` (None: not said).
@@ -79,18 +81,18 @@ def readings(
     count = (f"Counting the values a dtype can represent over its whole finite range bounds the outputs with no ε "
              f"at all. The smallest such count stays {floor_sig(margin, 2, True)}× or more above every measured "
              "cramming slope of the paper's models.")  # fmt: skip
-    if over_u is None:
+    if least is None:
         eps = "No model was measured in this run, so it says nothing about the ε a model shows."
-    elif over_u > 10:
-        eps = (
-            f"At typical prompts a model's output changes only after a perturbation at least {floor_sig(over_u)}× the "
-            "dtype's unit roundoff."
-        )
     else:
-        eps = (
-            f"At typical prompts the output can change after a perturbation of only {floor_sig(over_u)}× the dtype's unit "
-            "roundoff."
-        )
+        rel, over_u, dt, who = least["rel"], least["over_u"], least["dtype"], least["model"]
+        if over_u > 10:
+            eps = (f"At typical prompts the output changes only after a large move of the prompt. For {who} in {dt}, "
+                   f"the closest any model comes to its dtype's spacing, the median perturbation t* is {rel:.2g} of the "
+                   f"prompt's largest coordinate ‖X‖∞: {floor_sig(over_u)}× the unit roundoff of {dt}.")  # fmt: skip
+        else:
+            eps = (f"At typical prompts the output can change after a small move: for {who} in {dt}, the median "
+                   f"perturbation t* is only {rel:.2g} of the prompt's largest coordinate ‖X‖∞, "
+                   f"{floor_sig(over_u)}× the unit roundoff of {dt}.")  # fmt: skip
     m = mamba_margin
     if m is None:
         mamba = "The state-space model has no reliable cramming slope in this run to set beside its bound."

@@ -165,6 +165,16 @@ def test_the_stored_study_and_finetune_record():
     assert "Cor 4.10 gives log10 n* = " in text and f"n ≤ {e['L']}" in text
     assert dict(FV.record_rows(f))["status"] == f.ft["status"]
     assert CT.summary_table(s, e).splitlines()[-1].startswith("| SmolLM2-135M | fine-tuned |")
+    # the answer box's SmolLM2 sentence states the cliff with its interval, as the introduction's finding does
+    from accessibility_lib.runs import findings
+
+    said, found = CT.readings(s, e)["copy_answer_smol"], findings.copying_finding()
+    assert said.startswith(f"SmolLM2-135M, fine-tuned on strings of at most {e['L']} letters")
+    if found is not None:
+        c = found.values["cliff"]
+        assert f"{found.values['digits']:,} digits" in said
+        if c.kind == "fall":
+            assert f"at n = {c.n50:.0f} [{c.low:.0f}, {c.high:.0f}] letters" in said
     # every figure of the chapter and its lab notes draws from the stored study
     figs = [
         copying_plots.exact_grid_figure(s),
@@ -214,6 +224,7 @@ def test_readings_say_the_default_finding_only_where_the_runs_show_it():
     assert r2["copy_answer"] == "Not in these runs, although only 5 of the 6 cliffs sit at the training length here."
     assert r2["copy_exact_reading"].startswith("3 of the 4 models trained to L = 8 have their cliff there")
     assert "(5 of 6 at L)" in r2["copy_means_cliff"]
+    assert r2["copy_answer_smol"] == "No SmolLM2-135M fine-tune is evaluated yet."
 
 
 def test_the_chapter_numbers_refuse_a_bound_that_bites_within_the_tested_lengths():

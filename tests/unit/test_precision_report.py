@@ -83,6 +83,12 @@ def test_a_measurement_goes_to_the_store_and_comes_back_whole(tmp_path):
     items = ER.reading_items(again, eff, params, ["nano"])
     assert items.startswith("* **nano**: the next token changes after a median relative perturbation")
     assert ER.least_over_u(again) > 0 and ER.chapter_numbers(again)["prec_over_u_who"] == "nano in fp32"
+    least = ER.least_perturbation(again)  # the same median in both units: of ‖X‖∞ and of fp32's unit roundoff
+    assert (least["model"], least["dtype"]) == ("nano", "fp32")
+    assert least["over_u"] == pytest.approx(least["rel"] / 2**-24)
+    nums = ER.chapter_numbers(again)
+    assert nums["prec_median_rel_range"] == nums["prec_median_rel"] == f"{least['rel']:.2g}"  # one model, one dtype
+    assert ER.least_perturbation({}) is None and ER.chapter_numbers({})["prec_median_rel_range"] == "—"
 
 
 def test_the_lower_tail_is_counted_below_the_roundoff():
@@ -143,24 +149,30 @@ def test_supports_summary_and_answer_on_nano():
 
 
 def test_the_answer_says_only_what_was_measured():
-    r = PS.readings(7.5, 121.0, 55.0)
-    assert "7.5× or more" in r["prec_answer_count"] and "at least 121×" in r["prec_answer_eps"]
-    assert "by 55× or more" in r["prec_answer_arch"] and "whole finite range" in r["prec_answer_count"]
-    r = PS.readings(8.0, 121.0, 55.0, 300, (131, 131))  # the budget said, and the failures at its cap
+    least = {"model": "nano", "dtype": "bf16", "rel": 0.473, "over_u": 121.1}
+    r = PS.readings(7.5, least, 55.0)
+    assert "7.5× or more" in r["prec_answer_count"] and "whole finite range" in r["prec_answer_count"]
+    # the scale as a fraction of the prompt's largest coordinate, the multiple of the unit roundoff beside it
+    assert "t* is 0.47 of the prompt's largest coordinate ‖X‖∞: 121× the unit roundoff of bf16" in r["prec_answer_eps"]
+    assert "For nano in bf16" in r["prec_answer_eps"]
+    assert "by 55× or more" in r["prec_answer_arch"]
+    r = PS.readings(8.0, least, 55.0, 300, (131, 131))  # the budget said, and the failures at its cap
     assert r["prec_answer_count"].count("8.0× or more") == 1
     assert r["prec_answer_arch"].startswith("At 300 optimisation steps, the state-space model nano-mamba crams")
     assert (
         "every one of its 131 failed runs stopped at the step cap, so the margin holds for this budget"
         in (r["prec_answer_arch"])
     )
-    assert "failed runs" not in PS.readings(8.0, 121.0, 55.0, 300, (10, 131))["prec_answer_arch"]
+    assert "failed runs" not in PS.readings(8.0, least, 55.0, 300, (10, 131))["prec_answer_arch"]
     r = PS.readings(7.5, None, None)
     assert (
         r["prec_answer_eps"].startswith("No model was measured")
         and "no reliable cramming slope" in r["prec_answer_arch"]
     )
-    assert "may change after a perturbation of only 3×" in PS.readings(7.5, 3.0, 0.5)["prec_answer_eps"].replace(
-        "can", "may"
+    small = {"model": "nano", "dtype": "fp16", "rel": 0.0015, "over_u": 3.0}
+    assert (
+        "only 0.0015 of the prompt's largest coordinate ‖X‖∞, 3× the unit roundoff of fp16"
+        in PS.readings(7.5, small, 0.5)["prec_answer_eps"]
     )
-    assert "not wholly above 1" in PS.readings(7.5, 3.0, 0.5)["prec_answer_arch"]
+    assert "not wholly above 1" in PS.readings(7.5, small, 0.5)["prec_answer_arch"]
     assert precision_plots.fp_count_figure().axes[0].get_xscale() == "log"
