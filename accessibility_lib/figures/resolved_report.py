@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from accessibility_lib.figures.support_reading import empty_share_bound
+from accessibility_lib.figures.support_reading import empty_share_bound, meaning
+from accessibility_lib.figures.table1_report import headline, model_label
 from accessibility_lib.geometry import table1_resolved as T1R
 from accessibility_lib.geometry.cell_distribution import ResolvedCells
 from accessibility_lib.theory import paper
@@ -28,6 +29,8 @@ __all__ = [
     "like_for_like_table",
     "gemma_radii_table",
     "gemma_radii_notes",
+    "paper_radii_exponents",
+    "lab_summary",
 ]
 
 RATIOS = ("cone/ball", "ellipsoid/ball", "cells/ellipsoid")
@@ -322,16 +325,22 @@ def gemma_radii_table(gemma, arts: dict) -> tuple[list, list]:
     return ["quantity", "ours (4-bit GGUF, dequantized)", "the authors' list"], rows
 
 
+def paper_radii_exponents() -> dict:
+    """Column -> (log2 of 2^12·r₂/r∞ from the authors' listed radii, log2 of the 2r/ε its ball entry implies)."""
+    implied = T1R.paper_implied_log2()
+    out = {}
+    for c, pm_name in paper.TABLE1_COLUMNS.items():
+        pm = paper.models()[pm_name]
+        out[c] = (math.log2(4096 * pm.r_l2 / pm.r_inf), implied[c])
+    return out
+
+
 def gemma_radii_notes(gemma) -> list[str]:
     """What the Gemma radii table says, in short sentences (empty without Gemma)."""
     if gemma is None:
         return ["Gemma-3-270M is neither fetched nor stored as an artifact in this checkout: "
                 "`.venv/bin/python scripts/support_artifact.py --model gemma-3-270m` writes it."]  # fmt: skip
-    implied = T1R.paper_implied_log2()
-    fits = {}
-    for c, pm_name in paper.TABLE1_COLUMNS.items():
-        pm = paper.models()[pm_name]
-        fits[c] = (math.log2(4096 * pm.r_l2 / pm.r_inf), implied[c])
+    fits = paper_radii_exponents()
     agree = [c for c, (a, b) in fits.items() if abs(a - b) < 0.1]
     differ = [f"{c} (2^{a:.1f} against 2^{b:.1f})" for c, (a, b) in fits.items() if abs(a - b) >= 0.1]
     g = fits.get("Gemma-270M")
@@ -356,3 +365,32 @@ def gemma_radii_notes(gemma) -> list[str]:
         + (". No one convention reproduces every column, so a match may be a coincidence." if differ else ".")
     )
     return out
+
+
+def lab_summary(report) -> list[str]:
+    """The lab notes' opening box: at most five lines, each a key number and the chapter 5 claim it supports
+    (MyST, with links); lines whose inputs are missing are left out."""
+    ch5, out = "{doc}`chapter 5 <05_support>`", []
+    h = headline(report)
+    if h:
+        b = h["budgets"]
+        beside = ", ".join(f"{r:.1f}× at {s}" for s, r, _ in b[:-1])
+        out.append(f"Ball bound over the measured slope on {model_label(h['model'])}: {b[-1][1]:.1f}× at {b[-1][0]} "
+                   f"steps{f' ({beside})' if beside else ''}, against the paper's {h['paper_range'][0]:g}–"
+                   f"{h['paper_range'][1]:g}×. It is {ch5}'s answer ({{ref}}`lab-support-table1`).")  # fmt: skip
+    g = paper_radii_exponents().get("Gemma-270M")
+    if g is not None:
+        same = abs(g[0] - g[1]) < 0.1
+        out.append(f"The paper's Gemma ball entry implies 2r/ε = 2^{g[1]:.1f}; 2^12·r₂/r∞ of the authors' own radii is "
+                   f"2^{g[0]:.1f}. " + ("So that entry counts the ball of radius r₂ at ε = r∞·2⁻¹¹, not the code's 2r/ε = 4096" if same
+                   else "The two differ") + f". It bears on {ch5}'s note on the checkpoints ({{ref}}`lab-support-gemma`).")  # fmt: skip
+    mean = meaning(report)
+    if "drop_lo" in mean:
+        out.append(f"From the ball to the resolved cells row, the support and the cells lower C by "
+                   f"{mean['drop_lo']:.0f}–{mean['drop_hi']:.0f} %, {ch5}'s first point of \"What it means\" "
+                   "({ref}`sec-cells-resolved`).")  # fmt: skip
+    if "tightest" in mean:
+        t = mean["tightest"]
+        out.append(f"The tightest entry, the {t['row']} row of {t['title']}, is still {t['ratio']:.1f}× the measured "
+                   f"slope: cramming stays far below every bound, as {ch5} concludes ({{ref}}`lab-support-table1`).")  # fmt: skip
+    return out[:5]

@@ -15,6 +15,7 @@ from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from accessibility_lib.figures.plotting import legend_outside, token_colors
 from accessibility_lib.geometry import table1_resolved as T
+from accessibility_lib.models.names import label as model_label
 
 __all__ = ["RATIOS", "ratio_sweep_figure", "convergence_figure", "budget_ratio_figure", "length_figure"]
 
@@ -25,6 +26,8 @@ def ratio_sweep_figure(
     arts: dict, paper_ratios: dict, implied: dict | None = None, paper_own_cells: dict | None = None
 ):
     """Three panels (one per ratio) of our models' ratios against log2(2r/ε), the paper's columns marked.
+
+    Two panels a row, the fourth place holding the key, so the figure reads at a text column's width.
 
     The curves use the ideal splitting variance. Where a model's replicate check rejects it
     (:func:`~accessibility_lib.geometry.table1_resolved.variance_corrected`), the cells/ellipsoid panel also
@@ -43,7 +46,8 @@ def ratio_sweep_figure(
         the matplotlib figure.
     """
     implied = T.paper_implied_log2() if implied is None else implied
-    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4), sharex=True)
+    fig, grid = plt.subplots(2, 2, figsize=(7.0, 6.4), sharex=True)
+    axes, key_ax = list(grid.flat[:3]), grid.flat[3]
     models = list(arts)
     colors = token_colors(max(2, len(models)))
     sweeps = {m: T.sweep_of(arts[m]) for m in models}
@@ -52,7 +56,7 @@ def ratio_sweep_figure(
             sw = sweeps[m]
             if all(v != v for v in sw[ratio]):  # NaN: no resolved D for this model
                 continue
-            ax.plot(sw["log2_x"], sw[ratio], "-", color=colors[i], label=m)
+            ax.plot(sw["log2_x"], sw[ratio], "-", color=colors[i], label=model_label(m))
             vc = T.variance_corrected(arts[m]) if ratio == "cells/ellipsoid" else None
             if vc is not None:  # the replicate check rejects the ideal variance: the measured one, at the table's ε
                 inp = arts[m]["inputs"]
@@ -66,14 +70,14 @@ def ratio_sweep_figure(
                     color=colors[i],
                     ms=4,
                     capsize=2,
-                    label=f"{m}: measured variance, table's ε",
+                    label=f"{model_label(m)}: measured variance, table's ε",
                 )
         for j, (col, x) in enumerate(implied.items()):  # a short number a column (the key is in the legend)
-            ax.plot([x], [paper_ratios[col][k]], "k^", ms=5, label="paper's columns" if j == 0 else None)
+            ax.plot([x], [paper_ratios[col][k]], "k^", ms=6, label="paper's columns" if j == 0 else None)
             ax.annotate(
                 str(j + 1),
                 (x, paper_ratios[col][k]),
-                fontsize=7,
+                fontsize=9,
                 textcoords="offset points",
                 xytext=(3, 2) if j % 2 == 0 else (-8, -9),
             )  # alternate sides: neighbours do not collide
@@ -90,14 +94,15 @@ def ratio_sweep_figure(
                     "^",
                     mfc="none",
                     mec="k",
-                    ms=5,
+                    ms=6,
                     label="paper's columns, each with its own convolution slope" if n_ == 0 else None,
                 )
-                ax.annotate(str(j + 1), (x, y), fontsize=7, xytext=(3, -8), textcoords="offset points")
+                ax.annotate(str(j + 1), (x, y), fontsize=9, xytext=(3, -9), textcoords="offset points")
         ax.margins(y=0.12)
-        ax.set_title(ratio, fontsize=10)
-        ax.set_xlabel("log₂(2r/ε)")
-    axes[0].set_ylabel("ratio of slopes")
+        ax.set_title(ratio, fontsize=12)
+        ax.set_xlabel("log₂(2r/ε)", fontsize=11)
+        ax.tick_params(labelsize=10, labelbottom=True)
+        ax.set_ylabel("ratio of slopes", fontsize=11)
     handles, labels = axes[0].get_legend_handles_labels()  # every model has its shape ratios
     extra = [
         (h, lab)
@@ -109,7 +114,8 @@ def ratio_sweep_figure(
     for j, col in enumerate(implied):
         handles.append(Line2D([], [], ls="none"))
         labels.append(f"{j + 1}: {col}")
-    legend_outside(axes[-1], handles=handles, labels=labels)
+    key_ax.axis("off")  # the fourth place holds the key, inside the figure's width
+    key_ax.legend(handles, labels, loc="center", fontsize=9, frameon=False)
     fig.tight_layout()
     return fig
 

@@ -364,7 +364,9 @@ def headline(report: Table1Report) -> dict:
     gemma = [(c.budget, *c.ball_ratio) for c in sorted(by_model.get("gemma-3-270m", []), key=lambda c: c.budget)]
     last = budgets[-1]
     falls = all(b[1] < a[1] for a, b in zip(budgets, budgets[1:]))
-    earlier = ", ".join(f"{r:.1f}× at {b}" for b, r, _ in budgets[:-1])
+    earlier = ", ".join(f"{r:.1f}× [{lo:.1f}, {hi:.1f}] at {b}" for b, r, (lo, hi) in budgets[:-1])
+    last_col = max(by_model[model], key=lambda c: c.budget)
+    n_t = sorted({u.n_targets for u in getattr(last_col.slope, "units", [])})
     text = (
         f"On {model_label(model)}, the ball bound is {last[1]:.1f}× [{last[2][0]:.1f}, {last[2][1]:.1f}] the measured "
         f"cramming slope at {last[0]} steps"
@@ -372,6 +374,12 @@ def headline(report: Table1Report) -> dict:
             f" ({earlier}: the ratio {'falls' if falls else 'does not fall'} as the budget grows)."
             if len(budgets) > 1
             else "."
+        )
+        + (
+            f" The {last[0]}-step slope rests on {n_t[0] if len(n_t) == 1 else f'{n_t[0]}–{n_t[-1]}'} targets a"
+            " length, which sets the width of its interval."
+            if n_t
+            else ""
         )
         + f" The paper's ball row reads {t1_text[lo_c]}–{t1_text[hi_c]}× over its {len(t1)} models at "
         f"{paper.AUTHORS_CRAMMING_STEPS['max_steps']:,} steps"

@@ -241,3 +241,30 @@ def test_budget_trend_gives_the_size_of_each_move(ctx, real):
             if c:
                 move = f"{kind.replace('_', ' ')} {100 * (c[-1].fit.n50 / c[0].fit.n50 - 1):+.0f} %"
                 assert move in text and label(name) in text
+
+
+def test_own_runs_table_explains_its_failure_column_in_plain_words(ctx):
+    table, note = CR.own_runs_table(ctx)
+    assert "passage horizons" not in table.data and "ran all 20 steps / all failed trials" in table.data
+    assert "k of the search's f failed trials ran the whole budget of 20 steps" in note.data
+    assert "10 steps without improvement" in note.data and "sec-passage-intervals" in note.data
+
+
+def test_page_prose_names_the_live_model_and_sets_gemma_beside_the_paper(ctx, real):
+    prose = CR.page_prose(ctx)
+    assert "the book's small model `nano`" in prose["cram_live"] and "executed when the page builds" in prose["cram_live"]
+    assert set(CR.MARKDOWN_GLUES) >= {"cram_answer", "cram_live", "cram_gemma"}
+    gemma = real.slopes.get(("gemma-3-270m", "natural"))
+    if gemma is None or not gemma[0].reliable:
+        assert prose["cram_gemma"] == ""
+        return
+    text = prose["cram_gemma"]
+    assert gemma[0].describe(1) in text and "44.54" in text and "sec-cramming-gemma-authors" in text
+    assert f"r∞ ≈ {real.h_radii['gemma-3-270m']['linf']:.0f}" in text and "9.95" in text and "unexplained" in text
+    assert all(len(sent.split()) <= 30 for sent in re.split(r"(?<=\.) ", text))
+
+
+def test_lab_summary_is_five_linked_bullets_at_most(ctx):
+    lines = CR.lab_summary(ctx).splitlines()
+    assert 1 <= len(lines) <= 5 and all(line.startswith("- ") and "{doc}`chapter 3" in line for line in lines)
+    assert any("90.37" in line for line in lines)  # the paper's Pythia-160M slope beside our re-fit

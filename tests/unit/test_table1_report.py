@@ -223,3 +223,21 @@ def test_the_headline_says_falls_only_when_the_ratio_falls():
     rising = T1.Table1Report([_col("a", 300, 20.0), _col("a", 600, 10.0)], {}, {}, {})
     text = T1.headline(rising)["text"]
     assert "falls as" not in text and "does not fall" in text and "45.0× [" in text  # 450 / 10 at 600 steps
+
+
+def test_headline_says_what_the_last_budgets_slope_rests_on(report):
+    text = T1.headline(report)["text"]
+    last = max((c for c in report.natural() if c.model == "smollm2-135m"), key=lambda c: c.budget)
+    n_t = {u.n_targets for u in last.slope.units}
+    assert f"The {last.budget}-step slope rests on {min(n_t) if len(n_t) == 1 else ''}" in text
+    assert text.index(f"at {last.budget} steps") < text.index("at 300")  # the largest budget first, 300 beside it
+
+
+def test_lab_summary_puts_the_gemma_exponents_in_the_box(report):
+    from accessibility_lib.figures import resolved_report as RR
+
+    lines = RR.lab_summary(report)
+    a, b = RR.paper_radii_exponents()["Gemma-270M"]
+    assert 1 <= len(lines) <= 5
+    assert any(f"2r/ε = 2^{b:.1f}" in line and f"2^{a:.1f}" in line and "lab-support-gemma" in line for line in lines)
+    assert all("{doc}`chapter 5 <05_support>`" in line for line in lines)
