@@ -33,6 +33,7 @@ from accessibility_lib.theory import bounds, meanfield
 __all__ = [
     "FLOOR",
     "round_up",
+    "power_of_ten",
     "plot_structural_vs_m",
     "plot_structural_per_layer",
     "structural_table",
@@ -60,6 +61,21 @@ def round_up(x: float) -> str:
         return "0"
     e = math.floor(math.log10(x)) - 1
     return f"{math.ceil(x / 10**e) * 10**e:.2g}"
+
+
+def power_of_ten(ln_x: float) -> str:
+    """A huge number given by its natural log, as about 10^k in plain text with a superscript k = floor(log10 x).
+
+    Example:
+        >>> power_of_ten(2771 * math.log(10) + math.log(2.5))
+        '10²⁷⁷¹'
+
+    Raises:
+        ValueError: ln_x negative or not finite.
+    """
+    if not (math.isfinite(ln_x) and ln_x >= 0):
+        raise ValueError(f"power_of_ten takes a finite ln x ≥ 0, got {ln_x}")
+    return "10" + str(math.floor(ln_x / math.log(10))).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
 
 
 def plot_structural_vs_m(sweeps: dict, ms: list[int]):

@@ -110,3 +110,13 @@ def test_the_explorers_conventions_carry_their_plain_names():
     from accessibility_lib.figures.widgets import conventions_table
 
     assert {c["key"]: c["plain"] for c in conventions_table()}["rinf_fp16"] == precision.plain_name("rinf_fp16")
+
+
+def test_power_of_ten_gives_the_exponent_as_a_superscript():
+    import math
+
+    from accessibility_lib.figures.meanfield_report import power_of_ten
+
+    assert power_of_ten(2771 * math.log(10) + math.log(9.99)) == "10²⁷⁷¹" and power_of_ten(0.0) == "10⁰"
+    with pytest.raises(ValueError):
+        power_of_ten(float("nan"))
