@@ -170,8 +170,10 @@ def add_banner_ipynb(nb: dict, note: str) -> dict:
 def stage_site(runs: Path, stage: Path, root: Path = ROOT, chapters: list[str] | None = None) -> list[dict]:
     """Stage the book's sources in ``stage`` with the executed notebooks of ``runs``; returns the status records.
 
-    A chapter that ran is published from its executed ``.ipynb`` (its MyST source is removed from the stage);
-    one that did not is published from its MyST source, without outputs, under a "not run" banner.
+    A page (chapter or lab notes) that ran is published from its executed ``.ipynb`` (its MyST source is removed
+    from the stage); one that did not is published from its MyST source, without outputs, under a "not run"
+    banner. No such page is executed by the build; a page outside the registry with code (the intro, whose
+    findings read the stored artifacts) is.
     """
     if stage.exists():
         shutil.rmtree(stage)
@@ -179,13 +181,18 @@ def stage_site(runs: Path, stage: Path, root: Path = ROOT, chapters: list[str] |
     shutil.copytree(root / "book", stage / "book", ignore=shutil.ignore_patterns(".ipynb_checkpoints", "_build"))
     shutil.copy(root / "_toc.yml", stage / "_toc.yml")
     config = yaml.safe_load((root / "_config.yml").read_text())
-    config.setdefault("execute", {})["execute_notebooks"] = "off"
+    pages = chapters if chapters is not None else toc_chapters(root)
+    # the executed pages are shown as they ran (never executed here, run or not); a page outside the registry
+    # whose outputs are computed at build time from stored artifacts (the intro's findings) is executed as usual
+    execute = config.setdefault("execute", {})
+    execute["execute_notebooks"] = "cache"
+    execute["exclude_patterns"] = [f"book/{stem}.{ext}" for stem in pages for ext in ("ipynb", "md")]
     # the executed notebooks are the sources here (the normal build reads the MyST files and skips the .ipynb)
     config["exclude_patterns"] = [p for p in config.get("exclude_patterns", []) if not str(p).endswith(".ipynb")]
     (stage / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
 
     records = []
-    for stem in chapters if chapters is not None else toc_chapters(root):
+    for stem in pages:
         executed = runs / f"{stem}.ipynb"
         md, ipynb = stage / "book" / f"{stem}.md", stage / "book" / f"{stem}.ipynb"
         if executed.exists():

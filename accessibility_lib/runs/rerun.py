@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from accessibility_lib.ground.paths import REPO_ROOT as ROOT
-from accessibility_lib.runs.registry import chapters as registry_chapters
+from accessibility_lib.runs.registry import pages as registry_pages
 
 #: kinds of failure named in the summary and on the status page
 FAILURE_KINDS = ("raised", "kernel died", "timed out", "error")
@@ -110,8 +110,9 @@ def failure_text(record: dict) -> str:
 
 
 def toc_chapters(root: Path = ROOT) -> list[str]:
-    """Stems of the chapters in the TOC, in order (:func:`accessibility_lib.runs.registry.chapters`)."""
-    return [c.stem for c in registry_chapters(root)]
+    """Stems of the executable pages in the TOC: the chapters in order, then their lab notes
+    (:func:`accessibility_lib.runs.registry.pages`; a lab-notes page reads its chapter's results, so it runs after)."""
+    return [c.stem for c in registry_pages(root)]
 
 
 def _commit() -> str:
@@ -136,7 +137,7 @@ def _parse_overrides(pairs: list[str]) -> dict:
 
 def _model_of(stem: str, preset: str, params: dict, root: Path = ROOT) -> str:
     """The models a chapter loads under a preset (from the registry), as text; "—" for none."""
-    known = {c.stem: c for c in registry_chapters(root)} if (root / "_toc.yml").exists() else {}
+    known = {c.stem: c for c in registry_pages(root)} if (root / "_toc.yml").exists() else {}
     if stem not in known:
         return "—"
     models = known[stem].models(preset, params)

@@ -126,7 +126,10 @@ def test_stage_publishes_runs_and_marks_the_rest(tmp_path: Path) -> None:
     assert "| 02_two | not run |" in status
     assert "failed: kernel died in cell 3 (`model = load(big)`)" in status
     config = yaml.safe_load((stage / "_config.yml").read_text())
-    assert config["execute"]["execute_notebooks"] == "off"
+    # every staged page (run or not) is shown as it is, never executed by the build; other pages (the intro's
+    # findings, computed from stored artifacts) execute as in make book
+    assert config["execute"]["execute_notebooks"] == "cache"
+    assert {f"book/{s}.{ext}" for s in stems for ext in ("ipynb", "md")} <= set(config["execute"]["exclude_patterns"])
     assert not any(str(p).endswith(".ipynb") for p in config["exclude_patterns"])
 
 

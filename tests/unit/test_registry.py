@@ -69,14 +69,15 @@ def test_a_fake_chapter_in_the_toc_is_seen_everywhere(book_with_a_fake_chapter, 
     fake = registry.chapter(FAKE, root)
     assert fake.name == "cramming" and fake.title == "A fake chapter"
     # re-execution: the chapters it would run, and the models it names on the status page
-    assert rerun.toc_chapters(root) == stems
+    executable = stems + [c.stem for c in registry.lab_notes(root)]  # the chapters, then their lab notes
+    assert rerun.toc_chapters(root) == executable
     assert rerun._model_of(FAKE, "default", {}, root) == "nano"
     assert rerun._model_of(FAKE, "default", {"model_name": "smollm2-135m"}, root) == "smollm2-135m"
     # publishing: a site staged from a run folder that holds no run of the fake chapter says so
     runs = tmp_path / "runs"
     runs.mkdir()
     records = publish.stage_site(runs, tmp_path / "stage", root=root)
-    assert [r["chapter"] for r in records] == stems
+    assert [r["chapter"] for r in records] == executable
     assert {r["status"] for r in records} == {"not run"}
     assert FAKE in (tmp_path / "stage" / "book" / "status.md").read_text()
     assert "not run" in (tmp_path / "stage" / "book" / f"{FAKE}.md").read_text().lower()

@@ -182,7 +182,7 @@ def test_lab_tables_have_one_cell_per_column(report):
     arts, _ = T1R.load_resolved(["nano", *report.resolved])
     full = {m: a for m, a in arts.items() if "inputs" in a}
     tables += [RR.d_table(full), RR.empty_share_table(full), RR.ratios_at_implied_table(arts), RR.convergence_table(arts),
-               RR.like_for_like_table(arts, report.supports), RR.gemma_radii_table(report.supports["gemma-3-270m"], arts),
+               *RR.like_for_like_table(arts, report.supports), RR.gemma_radii_table(report.supports["gemma-3-270m"], arts),
                *(RR.rows_table(a) for a in full.values())]  # fmt: skip
     for head, rows in tables:
         assert rows and all(len(r) == len(head) for r in rows), head
