@@ -234,8 +234,9 @@ def test_tables_fit_and_pages_are_clean(site: Path, browser, width: int) -> None
 
 
 def test_search_from_file_shows_snippets(site: Path, browser) -> None:
-    """From file://, search.html?q=cramming lists pages, each with a non-empty snippet of its content
-    (no CORS error, no hidden code, navigation or raw TeX): book/_ext/sphinx_search_offline.py."""
+    """From file://, search.html?q=cramming lists pages (the chapter and its lab notes among them), each with a
+    non-empty snippet of its content (no CORS error, no hidden code, navigation or raw TeX):
+    book/_ext/sphinx_search_offline.py."""
     p = Page(browser, site / "search.html", width=1400)
     try:
         p.page.goto((site / "search.html").as_uri() + "?q=cramming")
@@ -254,6 +255,7 @@ def test_search_from_file_shows_snippets(site: Path, browser) -> None:
         )
         assert len(items) >= 3, items
         assert any("03_cramming" in it["href"] for it in items)
+        assert any("lab_cramming" in it["href"] for it in items), items  # search finds the lab notes too
         for it in items:
             text = it["text"].strip(" .")
             assert len(text) > 40, it
