@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from accessibility_lib.geometry import table1
 from accessibility_lib.geometry import table1_resolved as T1R
+from accessibility_lib.models import names
 from accessibility_lib.runs import cramming_summary as CS
 from accessibility_lib.runs import table1_measured as TM
 from accessibility_lib.runs.real_models import with_cramming_artifacts
@@ -48,9 +49,9 @@ KIND_WORDS = {"natural": "natural text", "random_words": "random words"}
 
 
 def model_label(name: str) -> str:
-    """A model's name as the prose writes it: ``"smollm2-135m"`` -> ``"SmolLM2-135M"`` (others unchanged)."""
-    known = {"smollm2-135m": "SmolLM2-135M", "gemma-3-270m": "Gemma-3-270M"}
-    return known.get(name, name)
+    """A model's name as the prose writes it: ``"smollm2-135m"`` -> ``"SmolLM2-135M"``
+    (:func:`accessibility_lib.models.names.label`, the book's one mapping)."""
+    return names.label(name)
 
 
 @dataclass
