@@ -252,7 +252,9 @@ def test_own_runs_table_explains_its_failure_column_in_plain_words(ctx):
 
 def test_page_prose_names_the_live_model_and_sets_gemma_beside_the_paper(ctx, real):
     prose = CR.page_prose(ctx)
-    assert "the book's small model `nano`" in prose["cram_live"] and "executed when the page builds" in prose["cram_live"]
+    assert (
+        "the book's small model `nano`" in prose["cram_live"] and "executed when the page builds" in prose["cram_live"]
+    )
     assert set(CR.MARKDOWN_GLUES) >= {"cram_answer", "cram_live", "cram_gemma"}
     gemma = real.slopes.get(("gemma-3-270m", "natural"))
     if gemma is None or not gemma[0].reliable:
