@@ -17,7 +17,7 @@ __all__ = ["summary_table", "readings"]
 
 
 def summary_table(support: dict, sens: dict, cram: dict, found: dict, params: dict) -> str:
-    """One row a book model (those of ``support``).
+    """Two tables, one row a book model (those of ``support``): the bounds, then the measurements.
 
     Args:
         support: :func:`~accessibility_lib.runs.precision_models.measure_supports`, with the ε_eff slopes added
@@ -32,27 +32,30 @@ def summary_table(support: dict, sens: dict, cram: dict, found: dict, params: di
     if not support:
         return "No model available."
     dt0 = params["dtypes"][0]
-    lines = ["| model | architecture | r (max L2) | r∞ | 2r/ε | C ball | C ball, median ε_eff of h | C fp32, any input | "
-             "C_exp (natural) | C ball / C_exp | median t*/‖X‖∞ | copying cliff |", "|---" * 12 + "|"]  # fmt: skip
+    # two tables, so that each fits the text column: what the bounds allow, then what the model does
+    bounds = ["| model | architecture | r (max L2) | r∞ | 2r/ε | C ball | C ball, median ε_eff of h | C fp32, any input |",
+              "|---" * 8 + "|"]  # fmt: skip
+    measured = ["| model | C_exp (natural) | C ball / C_exp | median t*/‖X‖∞ | copying cliff |", "|---" * 5 + "|"]
     for name, s in support.items():
         fit = cram.get(name, {}).get("slopes", {}).get("natural")
         slope = fit.describe() if fit is not None else "—"
         ratio = f"{s['C_ball_rep'] / fit.slope:.0f}" if fit is not None and fit.reliable else "—"
         rel = f"{float(np.nanmedian(sens[(name, dt0)]['prompt'][0].relative)):.2g}" if (name, dt0) in sens else "—"
         cliff = CR.cliff_position(found[name]) if name in found else "—"
-        lines.append(f"| {name} | {s['arch']} | {s['r']:.2f} | {s['r_inf']:.2f} | {2 * s['r'] / s['eps_rep']:.0f} | "
-                     f"{s['C_ball_rep']:.1f} | {s.get('C_ball_eff', float('nan')):.1f} | {s['C_any']['fp32']:.1f} | "
-                     f"{slope} | {ratio} | {rel} | {cliff} |")  # fmt: skip
+        bounds.append(f"| {name} | {s['arch']} | {s['r']:.2f} | {s['r_inf']:.2f} | {2 * s['r'] / s['eps_rep']:.0f} | "
+                      f"{s['C_ball_rep']:.1f} | {s.get('C_ball_eff', float('nan')):.1f} | {s['C_any']['fp32']:.1f} |")  # fmt: skip
+        measured.append(f"| {name} | {slope} | {ratio} | {rel} | {cliff} |")
     eff = "; ".join(f"{n} {s['eps_eff']:.3g}" for n, s in support.items() if "eps_eff" in s)
     note = (
         "\n\nThe column 'C ball, median ε_eff of h' is the ball at the median over prompts of ε_eff of the "
         "last-layer states h: the next token, the nearest face of its argmax cell over every direction, exact "
-        f"(ε_eff = {eff or 'not measured'}). It is not the prompt-space t* of the column 'median t*/‖X‖∞'; the lab "
-        "notes give both."
+        f"(ε_eff = {eff or 'not measured'}). It is not the prompt-space t* of the column 'median t*/‖X‖∞' below; "
+        "the lab notes give both."
     )
-    return (f"Under the convention `l2_fp16` (r = the largest L2 norm of h, ε = r∞·2^−11); median t* in {dt0}, the "
-            "next token, random directions in the prompt; slopes in tokens per prompt vector:\n\n" + "\n".join(lines)
-            + note)  # fmt: skip
+    return ("What the bounds allow, under the convention `l2_fp16` (r = the largest L2 norm of h, ε = r∞·2^−11):\n\n"
+            + "\n".join(bounds) + note + "\n\nWhat each model does: its measured cramming slope C_exp and the ball "
+            f"bound over it (tokens per prompt vector), the median perturbation t* that changes its next token (in "
+            f"{dt0}, random directions in the prompt) and its copying cliff:\n\n" + "\n".join(measured))  # fmt: skip
 
 
 def readings(

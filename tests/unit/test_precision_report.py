@@ -143,6 +143,8 @@ def test_supports_summary_and_answer_on_nano():
     summary = PS.summary_table(support, sens, cram, found, params)
     n_rows, problems = convention_tables.check_tables(summary, "summary")
     assert n_rows == 1 and problems == []
+    # two tables, each narrow enough for the text column: the bounds, then what the model does
+    assert summary.count("| nano |") == 2 and "| model | C_exp (natural) | C ball / C_exp |" in summary
     # the ε_eff column says which ε_eff it uses: the median of h, not the prompt-space t*
     assert "C ball, median ε_eff of h" in summary and f"ε_eff = nano {s['eps_eff']:.3g}" in summary
     assert precision_plots.ecdf_figure(sens) and precision_plots.scaling_figure(sens)
