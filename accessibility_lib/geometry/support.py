@@ -374,7 +374,7 @@ def load_artifact(name: str, folder=None) -> ModelSupport:
 def stored_radii(names, folder=None) -> tuple[dict[str, dict], list[str]]:
     """The last-layer radii of each model's support artifact, in the form the bound explorer's ``stored`` takes.
 
-    Chapters 1, 3 and 5 show one r per model this way: the largest L2 norm and the largest coordinate of the
+    Chapters 1, 3, 4 and 5 show one r per model this way: the largest L2 norm and the largest coordinate of the
     artifact's sampled last-layer embeddings (after the final norm), with what they were measured on.
 
     Returns:
