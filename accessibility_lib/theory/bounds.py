@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy
 from scipy import special
 
 from accessibility_lib.ground.checks import check_array, check_int, check_positive_real, check_real
@@ -167,21 +168,22 @@ def ellipsoid_slope(semi_axes: np.ndarray, eps: float, d_vocab: int) -> float:
     return log_packing_ellipsoid(semi_axes, eps, 1) / _log_vocab(d_vocab)
 
 
-def _log_betainc_lower(a: float, b: float, x: float) -> float:
-    """ln I_x(a, b), the regularized incomplete beta function, without underflow.
+#: SciPy issue where ``special.betainc`` returns NaN inside its domain (still so in the pinned SciPy 1.17.1)
+SCIPY_BETAINC_NAN = "scipy/scipy#24566"
+#: largest rounding of the continued fraction's ln I_x, relative to max(1, |ln I_x|)
+_CF_LOG_RTOL = 1e-6
 
-    For x below the mode of the integrand ((a+1)/(a+b+2)) the continued fraction of I_x converges
-    fast (Numerical Recipes §6.4 / DLMF 8.17.22); it is evaluated with the prefactor kept in log
-    space, so values like I = e^{-5000} stay exact. Above it I_x is not small and SciPy's value is used.
+
+def _log_betainc_cf(a: float, b: float, x: float, log_x: float, log_1mx: float) -> float | None:
+    """ln I_x(a, b) by its continued fraction (Numerical Recipes §6.4, DLMF 8.17.22), the prefactor in log space.
+
+    ``log_x`` and ``log_1mx`` are ln x and ln(1 − x), passed in so that a caller holding 1 − x more exactly than x
+    keeps those digits. Fast for x below the mode (a+1)/(a+b+2); near the mode of a distribution with a, b ~ 10^18
+    it needs O(√max(a, b)) terms. Returns None when 10,000 terms do not converge to 1e-15, or when the
+    rounding of the prefactor's terms could exceed ``_CF_LOG_RTOL`` of |ln I| (or of 1 nat): they are each
+    ~a·ln x and cancel, so for a, b ~ 10^17 the sum keeps no digit (ln I came out as +6026 there).
     """
-    if x <= 0.0:
-        return -math.inf
-    if x >= 1.0:
-        return 0.0
-    if x >= (a + 1.0) / (a + b + 2.0):
-        return math.log(special.betainc(a, b, x))
-    # modified Lentz evaluation of the continued fraction
-    tiny = 1e-300
+    tiny = 1e-300  # modified Lentz evaluation
     qab, qap, qam = a + b, a + 1.0, a - 1.0
     c = 1.0
     dd = 1.0 - qab * x / qap
@@ -203,9 +205,51 @@ def _log_betainc_lower(a: float, b: float, x: float) -> float:
         delta = dd * c
         h *= delta
         if abs(delta - 1.0) < 1e-15:
-            break
-    log_front = a * math.log(x) + b * math.log1p(-x) - special.betaln(a, b) - math.log(a)
-    return log_front + math.log(h)
+            terms = (a * log_x, b * log_1mx, -float(special.betaln(a, b)), -math.log(a))
+            if h <= 0 or not all(map(math.isfinite, terms)):
+                return None
+            value = math.fsum(terms) + math.log(h)
+            # the terms cancel: with a, b ~ 10^17 each is ~10^17 and the sum's rounding is tens of nats
+            rounding = 2.3e-16 * (sum(map(abs, terms)) + abs(math.log(h)))
+            return value if value <= 0.0 and rounding <= _CF_LOG_RTOL * max(1.0, -value) else None
+    return None
+
+
+def _log_betainc_lower(a: float, b: float, x: float) -> float:
+    """ln I_x(a, b), the regularized incomplete beta function, without underflow and never NaN.
+
+    Below the mode of the integrand ((a+1)/(a+b+2)) the continued fraction is used, its prefactor kept in
+    log space, so values like I = e^{-5000} stay exact; should it not converge (a, b ~ 10^18 near the mode),
+    SciPy's value is used. Above the mode I_x is not small and SciPy's value is used; where SciPy returns
+    NaN or a value outside (0, 1] (``special.betainc(3.16e16, 3.13e18, 0.010000000000005001)`` is NaN in
+    SciPy 1.17.1, scipy/scipy#24566), the symmetry I_x(a, b) = 1 − I_{1−x}(b, a) with the continued fraction
+    is used instead.
+
+    Raises:
+        ValueError: where neither SciPy nor the continued fraction gives a value (at scipy/scipy#24566's input,
+            the mode of a distribution with a, b ~ 10^16–10^18, SciPy gives NaN): no bound, rather than NaN.
+    """
+    if x <= 0.0:
+        return -math.inf
+    if x >= 1.0:
+        return 0.0
+    log_x, log_1mx = math.log(x), math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        value = _log_betainc_cf(a, b, x, log_x, log_1mx)
+        if value is not None:
+            return value
+    scipy_value = float(special.betainc(a, b, x))
+    if 0.0 < scipy_value <= 1.0:
+        return math.log(scipy_value)
+    upper = _log_betainc_cf(b, a, 1.0 - x, log_1mx, log_x)  # ln I_{1−x}(b, a) = ln(1 − I_x(a, b))
+    if upper is not None and upper < 0.0:
+        return math.log1p(-math.exp(upper))
+    raise ValueError(
+        f"the regularized incomplete beta function I_x(a, b) at a = {a!r}, b = {b!r}, x = {x!r} cannot be "
+        f"evaluated: SciPy {scipy.__version__} returns {scipy_value!r} there ({SCIPY_BETAINC_NAN} reports such "
+        f"NaNs) and the continued fraction does not converge or loses its digits (rounding above {_CF_LOG_RTOL:g} of ln I); "
+        "no bound is given at this input"
+    )
 
 
 def cone_log_fraction(d: int, half_angle: float) -> float:
