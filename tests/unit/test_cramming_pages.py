@@ -16,6 +16,7 @@ import pytest
 from IPython.display import Markdown
 
 from accessibility_lib.experiments.fitting import fit_sigmoid, logistic
+from accessibility_lib.experiments.n50_bound import efficiency_interval
 from accessibility_lib.figures import (
     cramming_authors,
     cramming_budgets,
@@ -270,3 +271,66 @@ def test_lab_summary_is_five_linked_bullets_at_most(ctx):
     lines = CR.lab_summary(ctx).splitlines()
     assert 1 <= len(lines) <= 5 and all(line.startswith("- ") and "{doc}`chapter 3" in line for line in lines)
     assert any("90.37" in line for line in lines)  # the paper's Pythia-160M slope beside our re-fit
+
+
+def _bound_rows():
+    return json.loads((CA.ARTIFACT_DIR / "benchmarks" / "design_bound.json").read_text())
+
+
+def test_design_bound_states_every_saving_with_its_calibration_bracket_and_scope():
+    db = _bound_rows()
+    text = _text(cramming_search.design_bound(SimpleNamespace(bench={"design_bound": db})))
+    lo, hi = efficiency_interval(1.0, db["sim"]["reps"])
+    real = [r for r in db["rows"] if r["model"] == "smollm2-135m"]
+    row = {(r["kind"], r["m"]): r for r in real}
+    bracket = lambda x: f"{x:.2f}× [{x / hi:.2f}, {x / lo:.2f}]"  # noqa: E731
+    for kind in ("natural", "random_words"):  # m = 1: each kind's bound with its bracket, never a bare ceiling
+        assert bracket(row[kind, 1]["max_saving"]) in text
+    assert "A point value is the bound at a simulated RMSE, not a ceiling" in text
+    # the overreach the earlier text made: natural text with k known stays below three-fold, and the page says so
+    known = row["natural", 1]["max_saving_steepness_known"]
+    assert known / lo < 3
+    assert f"For natural text not even a fit that knew k reaches three-fold: {bracket(known)}" in text
+    assert "Only a fit that knew k could make a kind three times cheaper" not in text
+    for kind in ("natural", "random_words"):  # over the whole slope: Σ cost / Σ (cost / saving), with its bracket
+        rs = [row[kind, m] for m in (1, 2, 3, 4)]
+        pooled = sum(r["bisect_token_steps"] for r in rs) / sum(r["bisect_token_steps"] / r["max_saving"] for r in rs)
+        assert 1.5 < pooled < 2.5  # about twice, the reading of the same artifact
+        assert f"{cramming_search._kind(kind)} {bracket(pooled)} (m = 1–4)" in text
+        ks = ", ".join(format(row[kind, m]["steepness"], ".2f") for m in (1, 2, 3, 4))
+        assert f"{ks} for {cramming_search._kind(kind)} at m = 1–4" in text
+    assert "borrowed k from another m" in text and "do not measure that loss" in text
+
+
+def _bound_row(kind, m, saving, known, *, known_n=20, shortest=2, cost=100.0, k=0.3):
+    return {"model": "smollm2-135m", "kind": kind, "m": m, "n50": 21.0, "steepness": k, "bisect_token_steps": cost,
+            "bisect_rmse": 1.0, "bound_lengths": [21], "bound_cost_shares": [1.0], "bound_targets": 30.0,
+            "bound_token_steps": cost / saving, "max_saving": saving, "max_saving_steepness_known": known,
+            "max_saving_failures_stopped_at_a_third": 2 * saving, "bisect_efficiency": 1 / saving,
+            "steepness_known_lengths": [known_n], "steepness_known_targets": 30.0,
+            "steepness_known_success_rates": [0.6], "steepness_known_success_step_shares": [0.6],
+            "shortest_stored_length": shortest, "designs": {"sequential": {"efficiency": 0.5}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "natural, words, said",
+    [((1.3, 1.4), (1.3, 1.5), ["For natural text not even a fit that knew k", "For random words not even"]),
+     ((1.3, 1.4), (1.3, 21.0), ["For random words only a fit that knew k could reach three-fold"]),
+     ((1.3, 1.4), (2.5, 3.0), ["For random words a three-fold saving lies within the bound's bracket"])],
+)  # fmt: skip
+def test_the_three_fold_sentence_follows_each_kinds_bracket(natural, words, said):
+    rows = [{**_bound_row("natural", 1, 5.0, 9.0), "model": "nano"}, _bound_row("natural", 1, *natural),
+            _bound_row("random_words", 1, *words, known_n=1)]  # fmt: skip
+    db = {"rows": rows, "sim": {"reps": 100}, "max_efficiency": 0.5, "max_efficiency_by_interval_width": 0.6}
+    text = _text(cramming_search.design_bound(SimpleNamespace(bench={"design_bound": db})))
+    for s in said:
+        assert s in text
+    assert ("extrapolating both curves (below)" in text) == (words[1] >= 3 and words[0] / 0.742 < 3)
+
+
+def test_pooled_saving_weights_by_token_steps_and_refuses_no_rows():
+    rows = [{"bisect_token_steps": 300.0, "s": 3.0}, {"bisect_token_steps": 100.0, "s": 1.0}]
+    lo, hi = efficiency_interval(1.0, 50)
+    assert cramming_search.pooled_saving(rows, "s", 50) == f"2.00× [{2 / hi:.2f}, {2 / lo:.2f}]"  # 400 / (100 + 100)
+    with pytest.raises(ValueError, match="at least one design_bound row"):
+        cramming_search.pooled_saving([], "s", 50)
