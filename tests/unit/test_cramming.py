@@ -101,13 +101,26 @@ def test_prefix_tokens_before_the_prompt(tiny):
         cram(tiny, targets, 1, prefix_ids=[64])
 
 
-def test_batched_equals_one_at_a_time(tiny):
+def test_batched_equals_one_at_a_time_up_to_the_rounding_of_batched_products(tiny):
+    """Each target of a batch follows its own optimisation: run alone from its seed, it ends as in the batch.
+
+    Not bit for bit: on CPU a batched matrix product rounds differently from the same product on one row
+    (``F.linear``, pytorch/pytorch#136338), and the steps carry the difference on. Measured here (torch 2.13 CPU,
+    one thread, these six targets): the same success, stop and step count for all six (three crammed in 29–106
+    steps, two at the 150-step cap, one stopped by patience at 148); the prompts differ by 8e-7 to 2.5e-5
+    (one is identical). The tolerances below are these measurements with a margin. A larger set can move a
+    patience stop further (32 steps on ``nano`` at 300 steps) or flip a target at the threshold, which is why
+    the book says which design produced its numbers.
+    """
     targets = _rand_targets([2, 3, 5, 8, 12, 30], seed=5)
     batched = cram(tiny, targets, 2, seed=10, **FAST)
     for i, t in enumerate(targets):
         single = cram(tiny, [t], 2, seed=[10 + i], **FAST)
-        assert single.success[0] == batched.success[i]
-        assert abs(int(single.steps[0]) - int(batched.steps[i])) <= 2
+        assert single.success[0] == batched.success[i], i  # measured: equal for all six
+        assert single.stopped_by[0] == batched.stopped_by[i], i  # measured: equal for all six
+        assert abs(int(single.steps[0]) - int(batched.steps[i])) <= 2, i  # measured: 0 for all six
+        diff = float((single.prompts[0] - batched.prompts[i]).abs().max())
+        assert diff <= 1e-3, (i, diff)  # measured: at most 2.5e-5, after 106 steps
     assert batched.success.any() and not batched.success.all()  # the check is not vacuous
 
 
