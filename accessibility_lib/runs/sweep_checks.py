@@ -1,10 +1,13 @@
-"""Checks before a sweep starts: every unit's model can be loaded here, and a Ray address answers."""
+"""Checks before a sweep starts: every unit's model can be loaded here, a Ray address answers, and the Ray
+cluster can place one unit (then, while it runs, that its units are placed at all)."""
 
 from __future__ import annotations
 
 import socket
 import sys
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 from accessibility_lib.runs.sweep_units import SweepError, WorkUnit
 
@@ -88,3 +91,79 @@ def check_address(address: str, timeout: float = 5.0, probe_timeout: float | Non
     if proc.returncode != 0 or "ok" not in proc.stdout:
         last = [line for line in proc.stderr.splitlines() if line.strip()][-1:] or ["(no message)"]
         raise SweepError(f"could not connect to a Ray cluster at {address!r}: {last[0][:300]}")
+
+
+# ------------------------------------------------------------------------------------------ placement on Ray
+#: seconds a Ray cluster has to start one unit's task (``--placement-timeout``); past it the sweep reports, not waits
+PLACEMENT_TIMEOUT = 300.0
+
+
+def _probe() -> bool:
+    """What the placement probe runs: nothing (a task that asks for what a unit asks for)."""
+    return True
+
+
+def _ask(gpu: bool) -> str:
+    return "1 CPU and 1 GPU" if gpu else "1 CPU"
+
+
+def check_placement(ray, gpu: bool, timeout: float = PLACEMENT_TIMEOUT, where: str = "local") -> dict:
+    """Raise :class:`SweepError` unless the connected Ray cluster can place one unit; return its resources.
+
+    A unit's task asks for 1 CPU, and 1 GPU when it runs on CUDA. First the cluster's totals
+    (``ray.cluster_resources()``): a head started with ``num_cpus=0`` (the usual head before workers join) has
+    no CPU, and Ray would queue every task and wait forever (ray-project/ray#45909). Then one probe task with the
+    same ask must start and return within ``timeout`` seconds: a cluster whose CPUs or GPUs stay held by other
+    work is reported with what is free (``ray.available_resources()``), not waited on.
+
+    Args:
+        ray: the ``ray`` module, connected (``ray.init`` done).
+        gpu: whether the units run on CUDA.
+        timeout: seconds the probe may wait to be placed and run.
+        where: the cluster's address, for the message.
+
+    Returns:
+        ``ray.cluster_resources()``.
+
+    Raises:
+        SweepError: the cluster lacks a CPU or a GPU, or the probe did not run within ``timeout`` (no unit was
+            submitted either way).
+    """
+    total = ray.cluster_resources()
+    need = {"CPU": 1.0, **({"GPU": 1.0} if gpu else {})}
+    missing = [k for k, v in need.items() if total.get(k, 0) < v]
+    if missing:
+        fix = (
+            "a head started with no CPU (ray.init(num_cpus=0), `ray start --head --num-cpus=0`) runs nothing until "
+            "a worker joins it (`ray start --address=HEAD:PORT` on the worker)"
+            if "CPU" in missing
+            else "join a node with a GPU, or run the CPU units (--device cpu)"
+        )
+        raise SweepError(
+            f"the Ray cluster ({where}) cannot place a unit: each asks for {_ask(gpu)} and the cluster has "
+            + " and ".join(f"{total.get(k, 0):g} {k}" for k in need)
+            + f" ({' and '.join(missing)} missing); no unit was started. {fix[0].upper()}{fix[1:]}"
+        )
+    probe = ray.remote(num_cpus=1, num_gpus=1 if gpu else 0, max_retries=0)(_probe).remote()
+    ready, _ = ray.wait([probe], timeout=timeout)
+    if not ready:
+        ray.cancel(probe)
+        free = ray.available_resources()
+        raise SweepError(
+            f"Ray did not place a task asking for {_ask(gpu)} within {timeout:g} s on the cluster ({where}): "
+            f"{free.get('CPU', 0):g} CPU and {free.get('GPU', 0):g} GPU free of {total.get('CPU', 0):g} and "
+            f"{total.get('GPU', 0):g}; no unit was started. Free them, or give Ray more time (--placement-timeout)"
+        )
+    return total
+
+
+def units_running(folder: Path, since: float) -> bool:
+    """Whether a unit's ``.running`` marker in ``folder`` (the store's unit records) was written at or after
+    ``since`` (a ``time.time()``): a unit of this sweep has started and not ended."""
+    return any(p.stat().st_mtime >= since for p in Path(folder).glob("*.running"))
+
+
+def placement_stalled(folder: Path, since: float, last_finish: float, timeout: float) -> bool:
+    """True when, ``timeout`` seconds after the last finished unit (or the submission, ``last_finish``), no unit
+    of the sweep runs (no marker since ``since``): Ray holds the rest unplaced, and the sweep reports them."""
+    return time.time() - last_finish >= timeout and not units_running(folder, since)

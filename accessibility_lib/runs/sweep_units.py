@@ -242,3 +242,15 @@ def _copying(spec: dict, store: ResultStore, device: str) -> dict:
 
 
 WORK = {"cramming": _cramming, "support": _support, "copying": _copying}
+
+
+def describe(record: dict) -> str:
+    """One line for a unit's record (:func:`accessibility_lib.runs.sweeps.run_unit`): its fits, analysis or run."""
+    r = record["result"]
+    if record.get("chapter") == "cramming" or (r and all(isinstance(v, dict) and "fit" in v for v in r.values())):
+        return "; ".join(
+            f"m = {m}: {v['fit']['describe']} ({v['crammed']} crammed, {v['found']} found)" for m, v in r.items()
+        )
+    if "C" in r:
+        return f"d = {r['d']}, |V| = {r['d_vocab']}, ball C = {r['C'].get('corrected', {}).get('ball')}"
+    return f"{r['steps']} steps, {'reached' if r['reached'] else 'did not reach'} 100 %"

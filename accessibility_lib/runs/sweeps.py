@@ -42,7 +42,9 @@ Command::
 The store defaults to ``runs/<preset>/results`` (where ``scripts/rerun.py --preset <preset>`` reads it).
 Everything that can be wrong with the input — an unknown chapter, preset or parameter, a device this
 machine lacks, a model that cannot be loaded (not fetched, not cached, a folder without weights), a Ray
-address that does not answer — stops the command with a message naming it before any unit starts.
+address that does not answer, a Ray cluster that cannot place one unit (no CPU, no GPU for CUDA units, or none
+free within ``--placement-timeout``) — stops the command with a message naming it before any unit starts. Units
+that Ray then leaves unplaced for that long while none of the sweep's units runs are reported as failed.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from accessibility_lib.ground.results import ResultStore
+from accessibility_lib.runs import sweep_checks, sweep_units
 from accessibility_lib.runs.sweep_checks import check_address, check_models
 from accessibility_lib.runs.sweep_units import CHAPTERS, NAMESPACE, WORK, SweepError, WorkUnit, one_thread, plan_work
 
@@ -154,17 +157,6 @@ class Report:
     seconds: float = 0.0
 
 
-def _describe(record: dict) -> str:
-    r = record["result"]
-    if record.get("chapter") == "cramming" or (r and all(isinstance(v, dict) and "fit" in v for v in r.values())):
-        return "; ".join(
-            f"m = {m}: {v['fit']['describe']} ({v['crammed']} crammed, {v['found']} found)" for m, v in r.items()
-        )
-    if "C" in r:
-        return f"d = {r['d']}, |V| = {r['d_vocab']}, ball C = {r['C'].get('corrected', {}).get('ball')}"
-    return f"{r['steps']} steps, {'reached' if r['reached'] else 'did not reach'} 100 %"
-
-
 def run(
     units: list[WorkUnit],
     root: str | os.PathLike,
@@ -173,6 +165,7 @@ def run(
     address: str | None = None,
     workers: int | None = None,
     max_retries: int = 3,
+    placement_timeout: float = sweep_checks.PLACEMENT_TIMEOUT,
     log: Callable[[str], None] = print,
 ) -> Report:
     """Run every unit that has no record in the store at ``root``: serially, or over Ray.
@@ -185,14 +178,17 @@ def run(
             (``num_gpus=1``) and runs on the GPU Ray gives it; a CPU unit asks for one CPU.
         address: a running Ray cluster (``HOST:PORT``, ``ray://HOST:PORT`` or ``"auto"``); implies ``ray``.
         max_retries: Ray's retries of a unit whose worker died (a unit that raised is not retried).
+        placement_timeout: seconds Ray has to place a probe of one unit before any is submitted, and, later,
+            to place a unit when none of the sweep's units runs; past it the sweep stops or reports them.
         log: where progress lines go.
 
     Returns:
         A :class:`Report`. Failed units are listed, not raised: the others still run.
 
     Raises:
-        SweepError: an address that does not answer, Ray not installed, a cluster without GPUs for a CUDA
-            sweep (all before any unit starts).
+        SweepError: an address that does not answer, Ray not installed, a cluster that cannot place one unit
+            (no CPU, no GPU for a CUDA sweep, nothing free within ``placement_timeout``), all before any unit
+            starts (:func:`~accessibility_lib.runs.sweep_checks.check_placement`).
     """
     t0 = time.perf_counter()
     store = ResultStore(root)
@@ -208,13 +204,13 @@ def run(
         report.seconds = time.perf_counter() - t0
         return report
     if ray or address:
-        _run_ray(todo, Path(root), address, workers, max_retries, log, report)
+        _run_ray(todo, Path(root), address, workers, max_retries, placement_timeout, log, report)
     else:
         for i, u in enumerate(todo, 1):
             try:
                 rec = run_unit(u, root)
                 report.ran.append(u)
-                log(f"[{i}/{len(todo)}] {u.label}: {_describe(rec)} in {rec['seconds']:.1f} s")
+                log(f"[{i}/{len(todo)}] {u.label}: {sweep_units.describe(rec)} in {rec['seconds']:.1f} s")
             except Exception as exc:  # report and go on: the other units are independent
                 report.failed.append((u, f"{type(exc).__name__}: {exc}"))
                 log(f"[{i}/{len(todo)}] FAILED {u.label}: {type(exc).__name__}: {exc}")
@@ -222,7 +218,7 @@ def run(
     return report
 
 
-def _run_ray(todo, root: Path, address, workers, max_retries, log, report) -> None:
+def _run_ray(todo, root: Path, address, workers, max_retries, placement_timeout, log, report) -> None:
     import torch
 
     if address is not None:
@@ -264,17 +260,15 @@ def _run_ray(todo, root: Path, address, workers, max_retries, log, report) -> No
                 f"{' '.join(str(exc).split())[:200]}); no unit was started. Check the address "
                 "(`ray status` on the head node prints it) or leave --address out for a local Ray"
             ) from None
-    token = secrets.token_hex(8)  # written once Ray is up: a refused address leaves no trace in the store
-    (root / NAMESPACE).mkdir(parents=True, exist_ok=True)
-    tmp = root / NAMESPACE / f".{_TOKEN}.{os.getpid()}.tmp"
-    tmp.write_text(token)
-    os.replace(tmp, root / NAMESPACE / _TOKEN)
     try:
-        resources = ray.cluster_resources()
-        if gpu and resources.get("GPU", 0) < 1:
-            raise SweepError(f"the units ask for a CUDA device but the Ray cluster has no GPU ({resources})")
+        resources = sweep_checks.check_placement(ray, gpu, placement_timeout, address or "local")
+        token = secrets.token_hex(8)  # written once Ray can place a unit: a refused cluster leaves the store untouched
+        (root / NAMESPACE).mkdir(parents=True, exist_ok=True)
+        tmp = root / NAMESPACE / f".{_TOKEN}.{os.getpid()}.tmp"
+        tmp.write_text(token)
+        os.replace(tmp, root / NAMESPACE / _TOKEN)
         task = ray.remote(_remote_unit)
-        pending = {}
+        pending, since = {}, time.time()  # this sweep's units write their .running markers after `since`
         for u in todo:
             cuda = torch.device(u.device).type == "cuda"
             opts = task.options(num_gpus=1 if cuda else 0, num_cpus=1, max_retries=max_retries, retry_exceptions=False)
@@ -283,17 +277,23 @@ def _run_ray(todo, root: Path, address, workers, max_retries, log, report) -> No
             f"Ray: {resources.get('GPU', 0):g} GPU(s), {resources.get('CPU', 0):g} CPU(s); "
             f"{len(pending)} units submitted"
         )
-        i = 0
+        i, last = 0, time.time()
         while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=placement_timeout)
+            if not ready and sweep_checks.placement_stalled(root / NAMESPACE, since, last, placement_timeout):
+                for ref, u in pending.items():  # none runs and none finished for placement_timeout: report, not wait
+                    ray.cancel(ref)
+                    report.failed.append((u, f"Ray placed no unit for {placement_timeout:g} s"))
+                log(f"Ray placed none of the {len(pending)} units left within {placement_timeout:g} s; stopped")
+                break
             for ref in ready:
-                u = pending.pop(ref)
+                u, last = pending.pop(ref), time.time()
                 i += 1
                 try:
                     rec = ray.get(ref)
                     report.ran.append(u)
                     log(
-                        f"[{i}/{len(todo)}] {u.label}: {_describe(rec)} in {rec['seconds']:.1f} s on "
+                        f"[{i}/{len(todo)}] {u.label}: {sweep_units.describe(rec)} in {rec['seconds']:.1f} s on "
                         f"{rec['host']} (pid {rec['pid']})"
                     )
                 except Exception as exc:  # a unit that raised, or whose workers died more than max_retries times
@@ -343,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--address", default=None, help="a running Ray cluster: HOST:PORT, ray://HOST:PORT or auto")
     parser.add_argument("--address-timeout", type=float, default=120.0, help="seconds a Ray cluster has to answer")
     parser.add_argument("--workers", type=int, default=None, help="local Ray: units at once (default: GPUs or cores)")
+    wait = sweep_checks.PLACEMENT_TIMEOUT
+    parser.add_argument("--placement-timeout", type=float, default=wait, help="seconds Ray has to place a unit")
     parser.add_argument("--skip-unavailable", action="store_true", help="drop the units of models that cannot load")
     parser.add_argument("--list", action="store_true", help="list the units and whether each is done; run nothing")
     args = parser.parse_args(argv)
@@ -372,7 +374,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        report = run(units, root, ray=args.ray, address=args.address, workers=args.workers)
+        opts = {"ray": args.ray, "address": args.address, "workers": args.workers}
+        report = run(units, root, **opts, placement_timeout=args.placement_timeout)
     except SweepError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

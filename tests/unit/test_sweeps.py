@@ -1,11 +1,16 @@
 """Sweeps: units keyed in the store, bad input refused before any work, Ray equal to serial, kills lose nothing."""
 
+import contextlib
 import json
 import os
+import secrets
+import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -18,6 +23,22 @@ from accessibility_lib.runs.parameters import ParameterError
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "accessibility_lib", "sweeps"]
+
+
+@pytest.fixture(autouse=True)
+def ray_files_in_a_temporary_folder(monkeypatch):
+    """Every Ray this module starts (in its subprocesses, which inherit the environment) keeps its session files
+    under a temporary folder (``RAY_TMPDIR``, else ``/tmp/ray``, shared with every other Ray on the machine) and
+    takes its token from ``RAY_AUTH_TOKEN`` (else Ray 2.60, whose new clusters use token authentication, writes
+    ``~/.ray/auth_token``).
+    The folder's path is short: Ray's socket paths inside it must stay under 108 characters."""
+    folder = tempfile.mkdtemp(prefix="ray-")
+    monkeypatch.setenv("RAY_TMPDIR", folder)
+    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # as a new cluster's default; a driver given an address needs it
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    yield Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_units_of_paper_tiny_mirror_the_paper_preset():
@@ -128,6 +149,113 @@ def test_an_address_that_answers_but_is_no_ray_cluster_is_refused_before_any_wor
         server.close()
     assert proc.returncode == 2 and "no Ray cluster answered at" in proc.stderr, proc.stdout + proc.stderr
     assert not store.exists()
+
+
+class _FakeRay:
+    """The four calls of ``ray`` that sweep_checks.check_placement makes, on a cluster of given resources whose
+    probe task is never placed (or, ``places=True``, is placed at once)."""
+
+    def __init__(self, total: dict, free: dict | None = None, places: bool = False):
+        self.total, self.free, self.places, self.cancelled, self.asked = total, free or total, places, [], []
+
+    def cluster_resources(self):
+        return dict(self.total)
+
+    def available_resources(self):
+        return dict(self.free)
+
+    def remote(self, **opts):
+        self.asked.append(opts)
+        return lambda fn: type("Task", (), {"remote": staticmethod(lambda: "probe")})
+
+    def wait(self, refs, timeout=None):
+        self.waited = timeout
+        return (refs, []) if self.places else ([], refs)
+
+    def cancel(self, ref):
+        self.cancelled.append(ref)
+
+
+def test_a_cluster_that_cannot_place_a_unit_is_named_and_not_waited_on():
+    from accessibility_lib.runs.sweep_checks import check_placement
+
+    head = {"memory": 1e9, "object_store_memory": 1e9, "node:127.0.0.1": 1.0}  # ray.init(num_cpus=0): no CPU key
+    with pytest.raises(
+        sweeps.SweepError,
+        match=r"\(HOST:1\) cannot place a unit: each asks for 1 CPU and the cluster has 0 CPU \(CPU missing\).*no unit was started.*joins",
+    ):
+        check_placement(_FakeRay(head), gpu=False, where="HOST:1")
+    with pytest.raises(sweeps.SweepError, match=r"1 CPU and 1 GPU and the cluster has 4 CPU and 0 GPU \(GPU missing\)"):
+        check_placement(_FakeRay({**head, "CPU": 4.0}), gpu=True)
+    busy = _FakeRay({**head, "CPU": 4.0, "GPU": 1.0}, free={"CPU": 0.0, "GPU": 1.0})  # every CPU held by other work
+    with pytest.raises(sweeps.SweepError, match=r"within 7 s .*: 0 CPU and 1 GPU free of 4 and 1; no unit was started"):
+        check_placement(busy, gpu=True, timeout=7)
+    assert (
+        busy.waited == 7
+        and busy.cancelled == ["probe"]
+        and busy.asked == [{"num_cpus": 1, "num_gpus": 1, "max_retries": 0}]
+    )
+    ok = _FakeRay({**head, "CPU": 1.0}, places=True)
+    assert check_placement(ok, gpu=False)["CPU"] == 1.0 and ok.cancelled == []
+
+
+def test_placement_stalls_only_when_no_unit_of_the_sweep_runs(tmp_path):
+    from accessibility_lib.runs.sweep_checks import placement_stalled
+
+    since = time.time() - 100
+    (tmp_path / "old.running").write_text("{}")
+    os.utime(tmp_path / "old.running", (since - 50, since - 50))  # a marker left by an earlier, killed run
+    assert placement_stalled(tmp_path, since, last_finish=since, timeout=60)  # 100 s without a finish or a runner
+    assert not placement_stalled(tmp_path, since, last_finish=time.time() - 10, timeout=60)  # a unit finished 10 s ago
+    (tmp_path / "new.running").write_text("{}")  # a unit of this sweep runs: it may run for hours
+    assert not placement_stalled(tmp_path, since, last_finish=since, timeout=60)
+
+
+@contextlib.contextmanager
+def _ray_head(**init):
+    """A Ray head in a child process started by ``ray.init(**init)``; yields its address and shuts it down after.
+    Ray gives its raylet 30 s to start: on a busy machine the start is tried three times (as the sweeps do)."""
+    code = (
+        "import json, ray, sys; ctx = ray.init(include_dashboard=False, configure_logging=False, **json.loads(sys.argv[1])); "
+        "print(ctx.address_info['gcs_address'], flush=True); sys.stdin.read(); ray.shutdown()"
+    )
+    for attempt in range(3):
+        head = subprocess.Popen(
+            [sys.executable, "-c", code, json.dumps(init)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            address = head.stdout.readline().strip() if select.select([head.stdout], [], [], 300)[0] else ""
+            if address:
+                yield address
+                return
+            assert attempt < 2 and "timed out during startup" in head.communicate(timeout=60)[1], "no Ray head started"
+        finally:
+            if head.poll() is None:
+                head.stdin.close()  # the head shuts its Ray down
+                try:
+                    head.wait(60)
+                except subprocess.TimeoutExpired:
+                    head.kill()
+                    head.wait()
+
+
+@pytest.mark.slow
+def test_a_ray_head_without_cpus_is_refused_before_any_unit(tmp_path):
+    """A Ray head started with ``ray.init(num_cpus=0)`` (no worker joined): the sweep names the missing CPU and
+    exits 2 before submitting anything, where it used to print "1 units submitted" and wait forever
+    (ray-project/ray#45909)."""
+    store = tmp_path / "store"
+    cmd = [*CLI, "--preset", "smoke", "--device", "cpu", "--chapters", "support", "--results", str(store)]
+    with _ray_head(num_cpus=0) as address:  # before the check, the command below ran into this timeout
+        proc = subprocess.run([*cmd, "--address", address], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    # the cluster's totals refuse it, not the placement probe's wait (its message says "did not place ... within")
+    assert "cannot place a unit: each asks for 1 CPU and the cluster has 0 CPU (CPU missing)" in proc.stderr
+    assert "submitted" not in proc.stdout and not store.exists()
 
 
 def _records(root: Path) -> dict:
