@@ -27,6 +27,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never need the hub
 os.environ.setdefault("ACCESSIBILITY_PROGRESS", "0")
 
 
+def _nothing_under_home() -> None:
+    """matplotlib's font cache and configuration and IPython's profile (made by every kernel papermill and nbval
+    start) go to the tree's ignored ``.cache/tests`` instead of HOME (``~/.cache/matplotlib``, ``~/.ipython``);
+    subprocesses inherit the variables, and a caller's own setting is kept. Ray's files: ``tests/unit/test_sweeps.py``;
+    JupyterLab's: ``test_live_in_jupyterlab``; ``tests/unit/test_fresh_home.py`` checks that HOME stays empty."""
+    cache = Path(__file__).resolve().parents[1] / ".cache" / "tests"
+    for name, folder in (("MPLCONFIGDIR", "matplotlib"), ("IPYTHONDIR", "ipython")):
+        os.environ.setdefault(name, str(cache / folder))
+
+
+_nothing_under_home()
+
+
 def _share_the_cores() -> None:
     """Under xdist, each worker's torch (and every kernel, build and script it starts) gets its share of the cores.
 

@@ -1,0 +1,68 @@
+"""The test suite writes only inside its temporary folders and the tree's ignored paths, never under HOME.
+
+Tests that start Ray, a kernel, matplotlib or a model run here again in a subprocess whose HOME is a fresh, empty
+folder (and whose XDG, Jupyter, IPython, matplotlib and Hugging Face variables are unset, so that every default
+resolves under it); the folder must still be empty afterwards. Two suites on one account otherwise share files such
+as ``~/.ray/auth_token`` and ``~/.jupyter/lab/workspaces`` (the JupyterLab test keeps its folders under
+``tmp_path``; it needs the built site's browser and is not rerun here).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: what runs under the fresh HOME: a Ray head and a sweep driver connecting to it; the sweep command's refusals;
+#: a tiny model built from a config (torch, transformers); matplotlib's figures
+UNDER_TEST = [
+    "tests/unit/test_sweeps.py::test_a_ray_head_without_cpus_is_refused_before_any_unit",
+    "tests/unit/test_sweeps.py::test_bad_device_model_folder_and_address_stop_before_any_work",
+    "tests/unit/test_cramming.py::test_fp16_model_is_refused",
+    "tests/unit/test_plotting.py::test_legend_outside_covers_no_data",
+    "tests/notebooks/test_jupyter_first.py::test_papermill_runs_the_check_cell[01_theory]",
+]
+
+#: variables that move a default away from HOME (unset, so that a write outside the suite's folders lands in HOME)
+_MOVERS = (
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "MPLCONFIGDIR",
+    "IPYTHONDIR",
+    "JUPYTER_CONFIG_DIR",
+    "JUPYTER_DATA_DIR",
+    "JUPYTER_RUNTIME_DIR",
+    "HF_HOME",
+    "TORCH_HOME",
+    "RAY_TMPDIR",
+    "RAY_AUTH_TOKEN",
+)
+
+
+@pytest.mark.slow
+def test_the_ray_tests_and_a_model_and_figure_check_leave_nothing_in_a_fresh_home(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in _MOVERS and not k.startswith("PYTEST_")}
+    env["HOME"] = str(home)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "base")]
+        + UNDER_TEST,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-2000:]
+    left = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    assert left == [], f"the tests wrote under HOME: {left[:20]}"
