@@ -18,11 +18,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: what runs under the fresh HOME: a Ray head and a sweep driver connecting to it; the sweep command's refusals;
-#: a tiny model built from a config (torch, transformers); matplotlib's figures
+#: what runs under the fresh HOME: a Ray head and a sweep driver connecting to it (the suite's other Ray test, a local
+#: Ray of two workers, takes minutes and starts Ray the same way); a tiny model built from a config (torch,
+#: transformers); matplotlib's figures; a kernel started by papermill
 UNDER_TEST = [
     "tests/unit/test_sweeps.py::test_a_ray_head_without_cpus_is_refused_before_any_unit",
-    "tests/unit/test_sweeps.py::test_bad_device_model_folder_and_address_stop_before_any_work",
     "tests/unit/test_cramming.py::test_fp16_model_is_refused",
     "tests/unit/test_plotting.py::test_legend_outside_covers_no_data",
     "tests/notebooks/test_jupyter_first.py::test_papermill_runs_the_check_cell[01_theory]",
@@ -48,7 +48,7 @@ _MOVERS = (
 
 
 @pytest.mark.slow
-def test_the_ray_tests_and_a_model_and_figure_check_leave_nothing_in_a_fresh_home(tmp_path):
+def test_a_ray_head_a_model_a_figure_and_a_kernel_leave_nothing_in_a_fresh_home(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in _MOVERS and not k.startswith("PYTEST_")}
