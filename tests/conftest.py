@@ -28,12 +28,20 @@ os.environ.setdefault("ACCESSIBILITY_PROGRESS", "0")
 
 
 def _nothing_under_home() -> None:
-    """matplotlib's font cache and configuration and IPython's profile (made by every kernel papermill and nbval
-    start) go to the tree's ignored ``.cache/tests`` instead of HOME (``~/.cache/matplotlib``, ``~/.ipython``);
-    subprocesses inherit the variables, and a caller's own setting is kept. Ray's files: ``tests/unit/test_sweeps.py``;
-    JupyterLab's: ``test_live_in_jupyterlab``; ``tests/unit/test_fresh_home.py`` checks that HOME stays empty."""
+    """What tools keep under HOME goes to the tree's ignored ``.cache/tests`` instead: matplotlib's font cache and
+    configuration, IPython's profile (made by every kernel papermill and nbval start), the XDG configuration and cache
+    folders (Chromium's crash reports and dconf database, ``~/.config/chromium``, ``~/.cache/dconf``) and npm's logs
+    (JupyterLab runs ``npm prefix``). Subprocesses inherit the variables; a caller's own setting is kept. Ray's files:
+    ``tests/unit/test_sweeps.py``; JupyterLab's: ``test_live_in_jupyterlab``; ``tests/unit/test_fresh_home.py`` checks
+    that HOME stays empty."""
     cache = Path(__file__).resolve().parents[1] / ".cache" / "tests"
-    for name, folder in (("MPLCONFIGDIR", "matplotlib"), ("IPYTHONDIR", "ipython")):
+    for name, folder in (
+        ("MPLCONFIGDIR", "matplotlib"),
+        ("IPYTHONDIR", "ipython"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("npm_config_cache", "npm"),
+    ):
         os.environ.setdefault(name, str(cache / folder))
 
 

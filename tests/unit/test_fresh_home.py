@@ -4,7 +4,7 @@ Tests that start Ray, a kernel, matplotlib or a model run here again in a subpro
 folder (and whose XDG, Jupyter, IPython, matplotlib and Hugging Face variables are unset, so that every default
 resolves under it); the folder must still be empty afterwards. Two suites on one account otherwise share files such
 as ``~/.ray/auth_token`` and ``~/.jupyter/lab/workspaces`` (the JupyterLab test keeps its folders under
-``tmp_path``; it needs the built site's browser and is not rerun here).
+``tmp_path``).
 """
 
 from __future__ import annotations
@@ -44,18 +44,18 @@ _MOVERS = (
     "TORCH_HOME",
     "RAY_TMPDIR",
     "RAY_AUTH_TOKEN",
+    "npm_config_cache",
 )
 
 
-@pytest.mark.slow
-def test_a_ray_head_a_model_a_figure_and_a_kernel_leave_nothing_in_a_fresh_home(tmp_path):
+def _left_in_a_fresh_home(tmp_path: Path, tests: list[str]) -> list[str]:
+    """Run ``tests`` in a pytest subprocess whose HOME is an empty folder; return what is under HOME afterwards."""
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in _MOVERS and not k.startswith("PYTEST_")}
     env["HOME"] = str(home)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "base")]
-        + UNDER_TEST,
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "base"), *tests],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -64,5 +64,20 @@ def test_a_ray_head_a_model_a_figure_and_a_kernel_leave_nothing_in_a_fresh_home(
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-2000:]
-    left = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    return sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+
+
+@pytest.mark.slow
+def test_a_ray_head_a_model_a_figure_and_a_kernel_leave_nothing_in_a_fresh_home(tmp_path):
+    left = _left_in_a_fresh_home(tmp_path, UNDER_TEST)
     assert left == [], f"the tests wrote under HOME: {left[:20]}"
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.xdist_group("browser")
+def test_the_jupyterlab_test_leaves_nothing_in_a_fresh_home(tmp_path):
+    """JupyterLab, its kernel, the npm it calls and Chromium (before: ``~/.npm/_logs``, ``~/.config/chromium``,
+    ``~/.cache/dconf``)."""
+    left = _left_in_a_fresh_home(tmp_path, ["tests/browser/test_browser.py::test_live_in_jupyterlab"])
+    assert left == [], f"the JupyterLab test wrote under HOME: {left[:20]}"
