@@ -160,7 +160,13 @@ def check_placement(ray, gpu: bool, timeout: float = PLACEMENT_TIMEOUT, where: s
 def units_running(folder: Path, since: float) -> bool:
     """Whether a unit's ``.running`` marker in ``folder`` (the store's unit records) was written at or after
     ``since`` (a ``time.time()``): a unit of this sweep has started and not ended."""
-    return any(p.stat().st_mtime >= since for p in Path(folder).glob("*.running"))
+    for marker in Path(folder).glob("*.running"):
+        try:
+            if marker.stat().st_mtime >= since:
+                return True
+        except FileNotFoundError:  # the unit ended between the listing and the look
+            continue
+    return False
 
 
 def placement_stalled(folder: Path, since: float, last_finish: float, timeout: float) -> bool:

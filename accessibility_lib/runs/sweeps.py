@@ -268,7 +268,7 @@ def _run_ray(todo, root: Path, address, workers, max_retries, placement_timeout,
         tmp.write_text(token)
         os.replace(tmp, root / NAMESPACE / _TOKEN)
         task = ray.remote(_remote_unit)
-        pending, since = {}, time.time()  # this sweep's units write their .running markers after `since`
+        pending, since = {}, time.time() - 60  # markers written since then are this sweep's (60 s: clock skew)
         for u in todo:
             cuda = torch.device(u.device).type == "cuda"
             opts = task.options(num_gpus=1 if cuda else 0, num_cpus=1, max_retries=max_retries, retry_exceptions=False)
