@@ -39,9 +39,10 @@ PRINTS_CONVENTION_TABLES = {"03_cramming", "06_copying", "07_precision"}
 
 
 def _nbval(path: Path, rootdir: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    # nbval 0.11.0 passes a cell holding an unknown magic (computationalmodelling/nbval#147): a page reaches nbval
-    # only after papermill executed it (the session's smoke_book run, which fails on such a cell); the one
-    # exception, test_nbval_comparison_can_fail, hands it one-cell notebooks of plain Python to test nbval itself
+    # nbval 0.11.0 passes a cell holding an unknown magic (computationalmodelling/nbval#147, shown by
+    # test_nbval_passes_an_unknown_magic_that_papermill_fails): a page reaches nbval only after papermill executed it
+    # (the session's smoke_book run, which fails on such a cell); test_nbval_comparison_can_fail hands it one-cell
+    # notebooks of plain Python to test nbval itself
     return subprocess.run(
         [
             sys.executable,
@@ -119,6 +120,25 @@ def test_nbval_comparison_can_fail(tmp_path):
     assert good.returncode == 0, good.stdout[-2000:]
     bad = _nbval(notebook("0.31"), tmp_path)
     assert bad.returncode != 0 and "0.31" in bad.stdout, bad.stdout[-2000:]
+
+
+@pytest.mark.slow
+def test_nbval_passes_an_unknown_magic_that_papermill_fails(tmp_path):
+    """Why papermill runs every page before nbval: nbval 0.11.0 passes a cell holding an unknown magic
+    (computationalmodelling/nbval#147), papermill stops on it. Should nbval start failing it, this test says so."""
+    import nbformat
+    import papermill as pm
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%no_such_magic\nprint('after the magic')")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "magic.ipynb"
+    nbformat.write(nb, path)
+    passed = _nbval(path, tmp_path)
+    assert passed.returncode == 0, "nbval now fails an unknown magic (nbval#147 fixed?):\n" + passed.stdout[-1500:]
+    with pytest.raises(pm.PapermillExecutionError) as failed:
+        pm.execute_notebook(str(path), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False)
+    assert "%no_such_magic" in failed.value.source  # the cell that stopped it
 
 
 @pytest.mark.slow
