@@ -19,8 +19,13 @@ downloaded browser) opens the pages from ``file://``:
 - at 1280, 1400 and 1920 px no page is wider than its column (tables fit without scrolling; display
   equations, code, images and outputs fit or scroll in their own box); redirect pages are skipped;
 - from `file://` the search page shows a snippet under every result (book/_ext/sphinx_search_offline.py);
-- no page logs a console error, and no page makes a request outside the site (every request that is not
-  ``file:``/``data:``/``blob:`` is aborted and counted; the count must be 0).
+- no page logs a console error or warning, and no page makes a request outside the site (every request that is
+  not ``file:``/``data:``/``blob:`` is aborted and counted; the count must be 0); served over http, no page logs
+  one either and nothing answers 404 (the favicon is served);
+- for a class and for a phone: at 1280×720 every explorer fits the window, its chart text is at least 16 px
+  and its readouts larger, and "Present" enlarges it to the window; at 390 px no page pans sideways and the
+  explorers still update their readouts; chapter 3's explorer shows one series, the paper's band, and says
+  when a setting puts the measurement above the bound; the Status page names the commit that built the site.
 
 With ``ACCESSIBILITY_SHOTS=<folder>`` set, PNG screenshots of each explorer at its default and at a moved
 state are written there (for a reader to look at). A last test starts JupyterLab on 127.0.0.1 and checks
@@ -91,11 +96,12 @@ def browser():
 
 
 class Page:
-    """A page opened offline, recording console errors, page errors, external and missing requests."""
+    """A page opened offline, recording console errors and warnings, page errors, external and missing requests."""
 
     def __init__(self, browser, path: Path, width: int = 1400, height: int = 1000):
         self.external: list[str] = []
         self.errors: list[str] = []
+        self.warnings: list[str] = []
         self.missing: list[str] = []
         self.page = page = browser.new_page(viewport={"width": width, "height": height})
         page.set_default_timeout(EVENT_TIMEOUT_MS)
@@ -109,13 +115,20 @@ class Page:
 
         page.route("**/*", route)
         page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        page.on("console", lambda m: self._console(m.type, m.text))
         page.on("requestfailed", lambda req: self.missing.append(req.url) if req.url.startswith("file:") else None)
         page.goto(path.as_uri())
+
+    def _console(self, kind: str, text: str) -> None:
+        if kind == "error":
+            self.errors.append(f"console.error: {text}")
+        elif kind == "warning":
+            self.warnings.append(f"console.warning: {text}")
 
     def check_clean(self) -> None:
         self.page.wait_for_load_state("networkidle")  # late requests (fonts, MathJax components) have settled
         assert self.errors == [], self.errors[:5]
+        assert self.warnings == [], self.warnings[:5]  # e.g. the widget runtime's ajv "strict mode" (vendor_assets.py)
         assert self.missing == [], f"local files missing from the site: {self.missing[:5]}"
         assert self.external == [], f"{len(self.external)} requests outside the local site: {self.external[:5]}"
 
@@ -549,6 +562,8 @@ def test_sliders_take_exact_values(site: Path, browser) -> None:
         assert root.locator('[data-testid="number-d"]').input_value() == "768"
         _check_ball_readout(root)
         assert not _bad_text(root)
+        # Chromium's own warning for the junk this test typed into a number box, not the page's: the only one allowed
+        p.warnings = [w for w in p.warnings if 'The specified value "abc" cannot be parsed' not in w]
         p.check_clean()
     finally:
         p.close()
@@ -658,6 +673,240 @@ def test_argmax_cells_explorer(site: Path, browser) -> None:
         p.check_clean()
     finally:
         p.close()
+
+
+# ---- a class and a phone (issue 52) -------------------------------------------------------------------
+
+#: every explorer of the book with sliders: page, root selector, a slider to move and the readout it changes
+EXPLORERS = [
+    ("01_theory", '[data-testid="bound-explorer"]', "slider-eps", "out-C"),
+    ("03_cramming", '[data-testid="cramming-explorer"]', "slider-r", "out-C"),
+    ("04_mean_field", '[data-testid="bound-explorer"][data-formula="mean_field"]', "slider-d", "out-loglog"),
+    ("07_precision", '[data-testid="precision-explorer"]', "slider-m", "row-nstar"),
+]
+
+#: the chart's text as drawn, in CSS px: each <text>'s font size times the SVG's scale (drawn width / viewBox width)
+_CHART_TEXT_JS = """(root) => {
+  const svg = root.querySelector('[data-testid=plot]');
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim());
+  const sizes = texts.map(t => parseFloat(getComputedStyle(t).fontSize) * scale);
+  const outs = [...root.querySelectorAll('[data-testid^=out-], td[data-col=value]')].map(b => parseFloat(getComputedStyle(b).fontSize));
+  const r = root.getBoundingClientRect();
+  return {n: texts.length, min: Math.min(...sizes), readout: Math.min(...outs), top: r.top, bottom: r.bottom,
+          height: r.height, width: r.width, right: r.right, scale};
+}"""
+
+
+def _readout(root, testid: str) -> str:
+    return root.locator(f'[data-testid="{testid}"]').first.evaluate(
+        "(b) => b.getAttribute('data-value') + '|' + b.innerText"
+    )
+
+
+def test_explorers_fit_a_projector_with_large_text_and_present_to_the_window(site: Path, browser) -> None:
+    """At 1280×720 (a projector) every explorer is at most 720 px tall and inside the window's width, its chart
+    text measures at least 16 px as drawn and its readouts are larger; "Present" enlarges it to the whole
+    window (chart text still ≥ 16 px) and Esc brings it back; ?present=1 opens the page's first explorer so."""
+    for stem, sel, slider, out in EXPLORERS:
+        p = Page(browser, site / "book" / f"{stem}.html", width=1280, height=720)
+        try:
+            p.page.wait_for_selector(f"{sel} [data-testid=plot] text", timeout=EVENT_TIMEOUT_MS)
+            root = p.page.locator(sel).first
+            root.scroll_into_view_if_needed()
+            p.page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            got = root.evaluate(_CHART_TEXT_JS)
+            assert got["n"] >= 5, (stem, got)
+            assert got["min"] >= 16 - 0.01, (stem, got)
+            assert got["readout"] > got["min"] - 0.01 and got["readout"] >= 18, (stem, got)
+            assert got["height"] <= 720 and got["right"] <= 1280, (stem, got)
+            _shot(root, f"ch{stem[1]}_{stem[3:]}_1280x720")
+            if SHOTS:
+                p.page.screenshot(path=str(Path(SHOTS) / f"ch{stem[1]}_{stem[3:]}_1280x720_window.png"))
+            root.locator('[data-testid="present"]').click()
+            p.page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            assert root.get_attribute("data-presenting") == "true"
+            box = root.bounding_box()
+            assert (box["x"], box["y"], box["width"], box["height"]) == (0, 0, 1280, 720), (stem, box)
+            shown = root.evaluate(_CHART_TEXT_JS)
+            assert shown["min"] >= 16 - 0.01, (stem, shown)
+            before = _readout(root, out)
+            _set_slider(root, slider.removeprefix("slider-"), 0.8)
+            assert _readout(root, out) != before, (stem, "the presented explorer recomputes")
+            if SHOTS:
+                p.page.screenshot(path=str(Path(SHOTS) / f"ch{stem[1]}_{stem[3:]}_presenting_1280x720.png"))
+            p.page.keyboard.press("Escape")
+            assert root.get_attribute("data-presenting") == "false"
+            assert root.bounding_box()["width"] < 1000
+            p.check_clean()
+        finally:
+            p.close()
+    p = Page(browser, site / "book" / "01_theory.html", width=1280, height=720)
+    try:
+        p.page.goto((site / "book" / "01_theory.html").as_uri() + "?present=1")
+        p.page.wait_for_selector('[data-testid="bound-explorer"][data-presenting="true"]', timeout=EVENT_TIMEOUT_MS)
+        p.check_clean()
+    finally:
+        p.close()
+
+
+def test_no_page_pans_sideways_on_a_phone_and_the_explorers_still_work(site: Path, browser) -> None:
+    """At 390×844 no page (chapters, lab notes, appendices, references, status) is wider than the window: wide
+    tables and code scroll in their own box, inline paths wrap, explorers scale to the column; each explorer's
+    readout still follows its slider there."""
+    pages = _content_pages(site)
+    wide = {}
+    for path in pages:
+        p = Page(browser, path, width=390, height=844)
+        try:
+            p.page.wait_for_load_state("load")
+            p.page.wait_for_selector(".bd-article", state="attached")
+            if path.stem in {e[0] for e in EXPLORERS}:
+                p.page.wait_for_selector("[data-testid=plot] text", timeout=EVENT_TIMEOUT_MS)
+            p.page.evaluate(
+                "async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;"
+                " await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }"
+            )
+            sw = p.page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+            if sw[0] > sw[1] + 1:
+                culprits = p.page.evaluate(
+                    "() => [...document.querySelectorAll('.bd-article *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)"
+                    ".slice(0, 3).map(e => e.tagName + '.' + e.className + ': ' + (e.innerText || '').slice(0, 40))"
+                )
+                wide[path.name] = (sw, culprits)
+            for stem, sel, slider, out in EXPLORERS:
+                if stem != path.stem:
+                    continue
+                root = p.page.locator(sel).first
+                root.scroll_into_view_if_needed()
+                assert root.bounding_box()["width"] <= 390, stem
+                before = _readout(root, out)
+                _set_slider(root, slider.removeprefix("slider-"), 0.3)
+                assert _readout(root, out) != before, (stem, "the readout follows the slider at 390 px")
+                _shot(root, f"ch{stem[1]}_{stem[3:]}_390")
+            p.check_clean()
+        finally:
+            p.close()
+    assert wide == {}
+
+
+def test_cramming_explorer_shows_one_series_and_says_when_the_measurement_is_above_the_bound(
+    site: Path, browser
+) -> None:
+    """Chapter 3's explorer draws the selected series alone (the others on request), the paper's measured slopes as
+    a band, and at r = its slider's minimum (0.01) — where C / C_exp < 1 — says in words that the measurement is
+    above the bound and what that means; at the default it says nothing of the kind."""
+    p = Page(browser, site / "book" / "03_cramming.html", width=1280, height=720)
+    try:
+        p.page.wait_for_selector('[data-testid="cramming-explorer"] [data-testid="out-C"]', timeout=EVENT_TIMEOUT_MS)
+        root = p.page.locator('[data-testid="cramming-explorer"]').first
+        root.scroll_into_view_if_needed()
+        assert root.locator("[data-series]").count() == 1
+        assert root.locator('[data-testid="paper-band"]').count() == 1
+        warn = root.locator('[data-testid="above-bound"]')
+        assert root.get_attribute("data-above-bound") == "false" and not warn.is_visible()
+        root.locator('[data-testid="toggle-all-series"]').check()
+        assert root.locator("[data-series]").count() >= 4
+        root.locator('[data-testid="toggle-all-series"]').uncheck()
+        _set_slider(root, "r", 0.0)
+        assert _attr(root, "r") == pytest.approx(0.01)
+        ratio = float(root.locator('[data-testid="out-ratio"]').get_attribute("data-value"))
+        assert ratio < 1
+        d, V, eps = _attr(root, "d"), _attr(root, "d-vocab"), _attr(root, "eps")
+        assert ratio == pytest.approx(bounds.ball_slope(int(d), 0.01, eps, int(V)) / 90.37, rel=1e-9)
+        assert root.get_attribute("data-above-bound") == "true" and warn.is_visible()
+        text = warn.inner_text()
+        assert "above the bound" in text and "r is smaller than the radius" in text and "ε is coarser" in text
+        assert "moved by hand: r" in root.locator('[data-testid="status"]').inner_text()
+        _shot(root, "ch3_cramming_above_bound_r_0.01")
+        p.check_clean()
+    finally:
+        p.close()
+
+
+def test_ball_explorer_axis_follows_the_cliff_and_status_uses_the_papers_symbols(site: Path, browser) -> None:
+    """Chapter 1 at d = 16384 (n* ≈ 12,589 > the menu's 10^4): the n axis widens to 10^5, says so, and keeps the
+    threshold line in the plot; the status line names moved parameters by the paper's symbols (|V|, ε)."""
+    p = Page(browser, site / "book" / "01_theory.html", width=1280, height=720)
+    try:
+        p.page.wait_for_selector('[data-testid="bound-explorer"] [data-testid="out-C"]', timeout=EVENT_TIMEOUT_MS)
+        root = p.page.locator('[data-testid="bound-explorer"]').first
+        root.scroll_into_view_if_needed()
+        plot = root.locator('[data-testid="plot"]')
+        assert plot.get_attribute("data-axis-max") == "4" and root.locator('[data-testid="axis-followed"]').count() == 0
+        _type_number(root, "d", "16384")
+        assert _shown(root, "out-nstar") == pytest.approx(
+            bounds.ball_threshold_length(16384, _attr(root, "r"), _attr(root, "eps"), 50304, 1), rel=1e-4
+        )
+        assert plot.get_attribute("data-axis-max") == "5"
+        assert "10⁵" in root.locator('[data-testid="axis-followed"]').inner_text()
+        assert root.locator('[data-testid="threshold-line"]').count() == 1
+        assert root.locator('[data-testid^="offaxis-"]').count() == 0
+        _type_number(root, "d_vocab", "1000")
+        _type_number(root, "eps", "0.001")
+        status = root.locator('[data-testid="status"]').inner_text()
+        assert "moved by hand since: d, |V|, ε" in status and "d_vocab" not in status
+        _shot(root, "ch1_ball_axis_followed_d16384")
+        p.check_clean()
+    finally:
+        p.close()
+
+
+def test_status_page_names_the_commit_that_built_the_site(site: Path) -> None:
+    """The Status page of a `make book` site says which commit built it, and whether the tree was clean or dirty."""
+    text = (site / "book" / "status.html").read_text(encoding="utf-8")
+    m = re.search(r"This site was built from commit ([0-9a-f]{40}) on (\d{4}-\d\d-\d\d \d\d:\d\d UTC)\. ([^<]*)", text)
+    assert m, "no commit named on the Status page"
+    # a commit of this repository (the shared tree may have moved on since the session's build)
+    assert subprocess.run(["git", "cat-file", "-e", f"{m.group(1)}^{{commit}}"], cwd=ROOT).returncode == 0
+    assert ("uncommitted changes to tracked files (dirty)" in m.group(3)) != (
+        "The working tree was clean" in m.group(3)
+    )
+
+
+def test_every_page_is_quiet_over_http_and_the_favicon_is_served(site: Path, browser) -> None:
+    """Served over http (python's http.server on 127.0.0.1), no page logs a console warning or error and no request
+    answers 4xx/5xx: /favicon.ico is served (the theme's <link rel=icon> points at _static/favicon.ico)."""
+    import functools
+    import http.server
+    import threading
+    import urllib.request
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # no request log on stderr
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        with urllib.request.urlopen(base + "favicon.ico", timeout=30) as r:
+            assert r.status == 200 and r.read(4) == b"\x00\x00\x01\x00"  # an ICO file
+        problems = {}
+        for path in _content_pages(site) + [site / "search.html", site / "genindex.html"]:
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            page.set_default_timeout(EVENT_TIMEOUT_MS)
+            msgs, bad = [], []
+            page.on(
+                "console",
+                lambda m, msgs=msgs: msgs.append(f"{m.type}: {m.text}") if m.type in ("warning", "error") else None,
+            )
+            page.on("pageerror", lambda e, msgs=msgs: msgs.append(f"pageerror: {e}"))
+            page.on("response", lambda r, bad=bad: bad.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+            try:
+                page.route(
+                    "**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:", "blob:")) else r.abort()
+                )
+                page.goto(base + str(path.relative_to(site)))
+                page.wait_for_load_state("networkidle")
+                if msgs or bad:
+                    problems[path.name] = msgs[:3] + bad[:3]
+            finally:
+                page.close()
+        assert problems == {}
+    finally:
+        server.shutdown()
 
 
 def _free_port() -> int:

@@ -407,3 +407,63 @@ def test_book_models_show_the_authors_spelling_and_chapter_3s_slopes_with_their_
     (bare,) = book_models(["smollm2-135m"], stored=stored)[0]  # without measured slopes: none, and no budget
     assert (bare["slope_natural"], bare["slope_steps"]) == (None, None)
     assert all(p["label"] == p["name"] and p["slope_steps"] is None for p in paper_models())
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_js_n_axis_follows_the_cliff_and_states_its_clamp() -> None:
+    """Chapter 1's defaults (Pythia-160M, replication, m = 1) with d = 16384: n* = 16384·ln 4097/ln 50304 ≈ 12,589
+    tokens lies past the menu's 10^4, so the n axis widens to 10^5 (the next choice); at d = 768 (n* ≈ 590) it
+    stays at the menu's 10^4; past the widest choice (10^9) the axis stops there and says so (clamped)."""
+    base = dict(r=1.0, eps=2.0**-11, d_vocab=50304, m=1, n=600, log10_n=3.0, q=1.0)
+    cases = [dict(base, d=16384), dict(base, d=768), dict(base, d=16384, m=10**6)]
+    script = (
+        f"import {{ compute, followAxis }} from {json.dumps(JS.as_uri())};\n"
+        f"const cases = {json.dumps(cases)};\n"
+        "const ball = cases.map((c) => followAxis('ball', compute('ball', c), 4, -100));\n"
+        "const mf = [compute('mean_field', {...cases[0], eps: 1e-10, r: 1000})].map((o) => [o.log10Nstar, followAxis('mean_field', o, 5, -100)]);\n"
+        "console.log(JSON.stringify({ball, mf}));\n"
+    )
+    got = _node(script)
+    assert 16384 * math.log(4097) / math.log(50304) == pytest.approx(12589, abs=1)
+    assert got["ball"] == [{"k": 5, "clamped": False}, {"k": 4, "clamped": False}, {"k": 9, "clamped": True}]
+    log10_nstar, follow = got["mf"][0]
+    assert math.log10(log10_nstar) > 5 and follow == {"k": 6, "clamped": False}  # n* ≈ 10^(1.6·10^5)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_js_text_helpers_symbols_chart_size_presentation_and_the_paper_band() -> None:
+    """Status lines name parameters by the paper's symbols (|V|, ε), never d_vocab or eps; the chart's viewBox is its
+    drawn width (text at TICK_PX = 16 px) with a height 0.4 W in 250..330 (in a presentation: the window's height
+    less 150, at most 0.7 W); ?present=k picks the k-th explorer; the reference band spans the paper's slopes."""
+    series = paper_cramming_series("rinf_fp16")
+    script = (
+        f"import {{ symbol, chartSize, presentIndex, paperBand, isPaperSeries, TICK_PX }} from {json.dumps(JS.as_uri())};\n"
+        f"const series = {json.dumps(series)};\n"
+        "console.log(JSON.stringify({sym: ['d_vocab', 'eps', 'r', 'log10_n'].map(symbol), tick: TICK_PX,"
+        " sizes: [chartSize(668), chartSize(340), chartSize(0), chartSize(760, true, 720), chartSize(300, true, 900)],"
+        " present: [presentIndex('?present'), presentIndex('?x=1&present=2'), presentIndex('', '#present=3'), presentIndex('?presenter=1')],"
+        " band: paperBand(series), paper: series.map(isPaperSeries),"
+        " book: isPaperSeries({name: 'nano, natural (this run)', group: 'book'}), old: isPaperSeries({name: 'Pythia-160M, natural (paper: n50)'}) }));\n"
+    )
+    got = _node(script)
+    assert got["sym"] == ["|V|", "ε", "r", "log₁₀ n"] and got["tick"] >= 16
+    assert got["sizes"] == [
+        {"W": 668, "H": 267},
+        {"W": 340, "H": 250},
+        {"W": 640, "H": 256},
+        {"W": 760, "H": 532},
+        {"W": 300, "H": 260},
+    ]
+    assert got["present"] == [1, 2, 3, None]
+    slopes = [s["slope"] for s in series]
+    assert all(got["paper"]) and not got["book"] and got["old"]
+    assert got["band"] == {"lo": min(slopes), "hi": max(slopes), "n": len(slopes)}
+
+
+def test_series_groups_are_checked() -> None:
+    s = {"name": "a", "points": [[1, 1, None, None]], "d": 1, "d_vocab": 2, "r": 1.0, "eps": 1.0}
+    assert check_series([s])[0]["group"] == "book"
+    assert check_series([dict(s, group="paper")])[0]["group"] == "paper"
+    assert all(x["group"] == "paper" for x in paper_cramming_series("rinf_fp16"))
+    with pytest.raises(ValueError, match="group must be 'paper'"):
+        check_series([dict(s, group="ours")])

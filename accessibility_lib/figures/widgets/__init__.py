@@ -11,15 +11,17 @@ serves them locally, never from a CDN.
 - :class:`BoundExplorer` (``formula="ball"``, chapter 1): Thm 4.5 / Cor 4.6 — ln P = d·m·ln(1 + 2r/ε),
   C = d·ln(1 + 2r/ε)/ln|V|, n* = C·m, ln fraction(n) = min(0, ln P − n·ln|V|). Sliders ε, r, d, |V|, m
   and n; the fraction is drawn against n on a log axis from 1 to 10^``axis_max`` tokens and down to
-  10^``floor``, both fixed until the reader picks another range in the menus.
+  10^``floor``, both fixed until the reader picks another range in the menus, except that the n axis widens
+  to the next choice when the cliff at n* would leave it (and says so under the chart).
 - :class:`MeanFieldExplorer` (``formula="mean_field"``, chapter 4): Thm 4.9 / Cor 4.10 —
   ln ln #accessible = d·ln(1 + 2r/ε) + ln(1 + ln(1 + (2r/ε)^q)), ln n* = ln ln #accessible − ln ln|V|.
   n* of a real model is about 10^2774 tokens, so n is drawn on a double log axis (n from 2 to
   10^(10^``axis_max``)) and every large number is computed and shown from its log10; the ball bound at the
   same parameters and m is drawn beside it.
-- :class:`CrammingExplorer` (``formula="cramming"``, chapter 3): measured n50(m) points of several
-  series against the bound line C·m of the selected series, with ε and r sliders and the ratio
-  C / C_exp of the paper's Table 1 shown live.
+- :class:`CrammingExplorer` (``formula="cramming"``, chapter 3): the measured n50(m) points of the
+  selected series (the others on request) against its bound line C·m, the paper's measured slopes (the
+  columns of its Table 1) as a reference band, with ε and r sliders and the ratio C / C_exp shown live;
+  a ratio below 1 (the measurement above the bound) is said in words.
 
 The bound explorers carry a model menu (``models``: :func:`data.paper_models` and, measured here,
 :func:`data.book_models`) and an ε-convention menu (:data:`accessibility_lib.theory.precision.CONVENTIONS`):

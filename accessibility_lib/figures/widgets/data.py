@@ -23,7 +23,9 @@ Cramming series (the ``series`` trait of :class:`~accessibility_lib.figures.widg
      "eps": 0.01096, "convention": "rinf_fp16", "slope": 90.37, "slope_source": "..."}
 
 ``lo``/``hi`` is the n50 interval (None when there is none); ``slope`` the measured slope C_exp that the
-ratio C / C_exp uses (None: the least-squares slope of the points).
+ratio C / C_exp uses (None: the least-squares slope of the points); ``group`` is ``"paper"`` for the paper's
+measurements (their slopes, the columns of its Table 1, make the explorer's reference band) and ``"book"``
+(the default) for this book's runs.
 """
 
 from __future__ import annotations
@@ -312,7 +314,8 @@ def check_series(series: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     Raises:
         ValueError: naming the series and the field: empty list, duplicate names, no points, a point
-            that is not (m, n50, lo, hi) with m > 0 and n50 > 0, d < 1, vocab < 2, r or eps not > 0.
+            that is not (m, n50, lo, hi) with m > 0 and n50 > 0, d < 1, vocab < 2, r or eps not > 0, a group
+            other than "paper" or "book".
     """
     if not series:
         raise ValueError("series must hold at least one series, got none")
@@ -347,9 +350,16 @@ def check_series(series: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "slope": _finite_or_none(slope),
                 "slope_source": str(s.get("slope_source", "") or ""),
                 "reliable": None if s.get("reliable") is None else bool(s.get("reliable")),
+                "group": _group(where, s.get("group", "book")),
             }
         )
     return out
+
+
+def _group(where: str, group: Any) -> str:
+    if group not in ("paper", "book"):
+        raise ValueError(f"{where}: group must be 'paper' (the paper's measurements) or 'book', got {group!r}")
+    return group
 
 
 _CURVE_MODELS = {"EleutherAI_pythia-160m": "Pythia-160M", "Qwen_Qwen2.5-0.5B": "Qwen2.5-0.5B"}
@@ -394,6 +404,7 @@ def paper_cramming_series(convention: str = "rinf_fp16") -> list[dict[str, Any]]
                     "convention": convention,
                     "slope": slope,
                     "slope_source": "the paper's reported slope, §5",
+                    "group": "paper",
                 }
             )
     return check_series(out)

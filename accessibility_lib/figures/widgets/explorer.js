@@ -6,8 +6,11 @@
 // mirror accessibility_lib/bounds.py (log space, natural logs) so that the numbers shown in a
 // kernel-less static page equal the Python ones (tests/test_widgets.py runs compute() in node).
 //
-// Axes are fixed: they change only when the reader picks another range in the "axis" menus, so a
-// slider visibly moves the curve and n* along them. Huge numbers are handled as log10 values and shown
+// Axes stay where the reader put them with the "axis" menus, so a slider visibly moves the curve and n* along
+// them; only when the cliff at n* would leave the plot does the n axis widen to the next choice that holds it
+// (said under the chart), and past the widest choice it stops there with n* marked at its right edge
+// (followAxis). Chart text is 16 px or more as drawn (the SVG's viewBox is its drawn width), readouts larger;
+// "Present" enlarges one explorer to the window for a lecture. Huge numbers are handled as log10 values and shown
 // as m×10^k; nothing finite is ever displayed as infinity. Drawing is plain DOM + SVG. Elements carry
 // data-testid / data-value attributes for the browser tests.
 
@@ -157,18 +160,21 @@ function svgEl(tag, attrs, text) {
   return e;
 }
 
+// Chart text sizes in px. The SVG's viewBox is as wide as the SVG is drawn (chartSize), so these are the sizes a
+// reader sees at any page width: at least 16 px, for a class reading a projector from the back of a room.
+export const TICK_PX = 16, TITLE_PX = 17;
 // A tick label is a string or [base, superscript]; its drawn width is estimated for spacing.
-const CHAR_W = 6.4, SUP_W = 5.0;
-function labelWidth(label) {
-  return typeof label === "string" ? CHAR_W * label.length : CHAR_W * label[0].length + SUP_W * label[1].length;
+function labelWidth(label, size = TICK_PX) {
+  const cw = 0.6 * size, sw = 0.5 * size;
+  return typeof label === "string" ? cw * label.length : cw * label[0].length + sw * label[1].length;
 }
-function labelText(attrs, label, size = 11) {
+function labelText(attrs, label, size = TICK_PX) {
   const t = svgEl("text", { "font-size": size, ...attrs });
   if (typeof label === "string") {
     t.textContent = label;
   } else {
     t.appendChild(document.createTextNode(label[0]));
-    t.appendChild(svgEl("tspan", { dy: -5, "font-size": size * 0.78 }, label[1]));
+    t.appendChild(svgEl("tspan", { dy: -0.42 * size, "font-size": Math.round(size * 0.8) }, label[1]));
   }
   return t;
 }
@@ -211,7 +217,7 @@ function logLogAxis(uLo, uHi, title) {
 }
 function fractionAxis(floor) {
   const ticks = niceTicks(floor, 0, 5).map((t) => ({ u: t, label: t === 0 ? "1" : ["10", "−" + fmtInt(-t)] }));
-  return { lo: floor, hi: 0, ticks, title: "accessible fraction (upper bound)" };
+  return { lo: floor, hi: 0, ticks, title: "accessible fraction" };
 }
 function linAxis(lo, hi, title) {
   return { lo, hi, ticks: niceTicks(lo, hi, 6).map((t) => ({ u: t, label: trimNum(String(Number(t.toPrecision(6)))) })), title };
@@ -231,15 +237,15 @@ function logValueAxis(lo, hi, title, subs) {
   return { lo, hi, ticks, title };
 }
 
-// Drop ticks until neighbouring labels do not overlap (x: widths; y: line height).
+// Drop ticks until neighbouring labels do not overlap (x: widths; y: line height); toPx(tick) is where its label is centred.
 function thinTicks(ticks, toPx, vertical) {
   let out = ticks;
   for (let stride = 1; stride <= ticks.length; stride++) {
     const keep = ticks.filter((_, i) => i % stride === 0);
     let ok = true;
     for (let i = 1; i < keep.length && ok; i++) {
-      const gap = Math.abs(toPx(keep[i].u) - toPx(keep[i - 1].u));
-      const need = vertical ? 14 : (labelWidth(keep[i].label) + labelWidth(keep[i - 1].label)) / 2 + 8;
+      const gap = Math.abs(toPx(keep[i]) - toPx(keep[i - 1]));
+      const need = vertical ? TICK_PX + 4 : (labelWidth(keep[i].label) + labelWidth(keep[i - 1].label)) / 2 + 8;
       if (gap < need) ok = false;
     }
     if (ok) { out = keep; break; }
@@ -247,13 +253,30 @@ function thinTicks(ticks, toPx, vertical) {
   return out;
 }
 
+// The chart's size in viewBox units, equal to the width it is drawn at (so that TICK_PX is what a reader sees):
+// W is the SVG's rendered width (640 before it is laid out: the ResizeObserver of observeWidth redraws then);
+// H keeps the chart's proportions (0.4 W, 250 to 330) in the page, and fills the window's height when the
+// explorer is presented (at most 0.7 W).
+export function chartSize(width, presenting = false, windowHeight = 720) {
+  const W = Math.round(Math.max(300, Math.min(1400, width > 0 ? width : 640)));
+  const H = presenting ? Math.round(Math.max(260, Math.min(0.7 * W, windowHeight - 150)))
+    : Math.round(Math.max(250, Math.min(330, 0.4 * W)));
+  return { W, H };
+}
+function svgSize(svg) {
+  const root = svg.closest(".abx-root");
+  const presenting = !!(root && root.classList.contains("abx-presenting"));
+  return chartSize(svg.getBoundingClientRect().width, presenting, window.innerHeight || 720);
+}
+
 // A frame with both axes; returns {sx, sy, clipId, W, H, ml, mt, plotW, plotH}.
 function drawFrame(svg, xa, ya, opts = {}) {
   while (svg.firstChild) svg.removeChild(svg.firstChild);
-  const W = 600, H = opts.H || 300, mt = 24, mr = 18, mb = 48;
+  const { W, H } = svgSize(svg);
+  const mt = 26, mr = 20, mb = TICK_PX + TITLE_PX + 26;
   const yTicksRaw = ya.ticks;
   const maxYLabel = Math.max(...yTicksRaw.map((t) => labelWidth(t.label)), 12);
-  const ml = 34 + maxYLabel; // y title column (≈ 20 px) + gap + the widest tick label
+  const ml = TITLE_PX + 26 + maxYLabel; // y title column + gap + the widest tick label
   const sx = (u) => ml + ((W - ml - mr) * (u - xa.lo)) / (xa.hi - xa.lo);
   const sy = (u) => mt + ((H - mt - mb) * (ya.hi - u)) / (ya.hi - ya.lo);
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
@@ -265,24 +288,30 @@ function drawFrame(svg, xa, ya, opts = {}) {
   svg.appendChild(defs);
   svg.appendChild(svgEl("rect", { x: ml, y: mt, width: W - ml - mr, height: H - mt - mb, fill: "#fff", stroke: "#999" }));
   const xt = svgEl("g", { "data-testid": "x-ticks" });
-  for (const t of thinTicks(xa.ticks, sx, false)) {
+  // a label's centre: under its tick, moved inward where it would leave the chart (thinned at these places)
+  const xAt = (t) => { const half = labelWidth(t.label) / 2; return Math.min(W - 2 - half, Math.max(half + 2, sx(t.u))); };
+  for (const t of thinTicks(xa.ticks, xAt, false)) {
     xt.appendChild(svgEl("line", { x1: sx(t.u), x2: sx(t.u), y1: mt, y2: H - mb, stroke: "#e6e6e6" }));
-    xt.appendChild(svgEl("line", { x1: sx(t.u), x2: sx(t.u), y1: H - mb, y2: H - mb + 4, stroke: "#555" }));
-    const half = labelWidth(t.label) / 2;
-    const x = Math.min(W - 2 - half, Math.max(half + 2, sx(t.u)));
-    xt.appendChild(labelText({ x, y: H - mb + 17, "text-anchor": "middle", "data-tick": t.u }, t.label));
+    xt.appendChild(svgEl("line", { x1: sx(t.u), x2: sx(t.u), y1: H - mb, y2: H - mb + 5, stroke: "#555" }));
+    const x = xAt(t);
+    xt.appendChild(labelText({ x, y: H - mb + TICK_PX + 6, "text-anchor": "middle", "data-tick": t.u }, t.label));
   }
   svg.appendChild(xt);
   const yt = svgEl("g", { "data-testid": "y-ticks" });
-  for (const t of thinTicks(yTicksRaw, sy, true)) {
+  for (const t of thinTicks(yTicksRaw, (q) => sy(q.u), true)) {
     yt.appendChild(svgEl("line", { x1: ml, x2: W - mr, y1: sy(t.u), y2: sy(t.u), stroke: "#e6e6e6" }));
-    yt.appendChild(svgEl("line", { x1: ml - 4, x2: ml, y1: sy(t.u), y2: sy(t.u), stroke: "#555" }));
-    yt.appendChild(labelText({ x: ml - 7, y: sy(t.u) + 4, "text-anchor": "end", "data-tick": t.u }, t.label));
+    yt.appendChild(svgEl("line", { x1: ml - 5, x2: ml, y1: sy(t.u), y2: sy(t.u), stroke: "#555" }));
+    yt.appendChild(labelText({ x: ml - 8, y: sy(t.u) + 0.35 * TICK_PX, "text-anchor": "end", "data-tick": t.u }, t.label));
   }
   svg.appendChild(yt);
-  svg.appendChild(svgEl("text", { x: (ml + W - mr) / 2, y: H - 8, "text-anchor": "middle", "font-size": 12, "data-testid": "x-title" }, xa.title));
-  const yc = (mt + H - mb) / 2;
-  svg.appendChild(svgEl("text", { x: 13, y: yc, "text-anchor": "middle", "font-size": 12, transform: `rotate(-90 13 ${yc})`, "data-testid": "y-title" }, ya.title));
+  // axis titles at TITLE_PX where the chart is large enough for them (a projector), smaller on a phone
+  const xFont = Math.max(11, Math.min(TITLE_PX, (W - 8) / (0.6 * xa.title.length)));
+  const xHalf = (0.6 * xFont * xa.title.length) / 2;
+  svg.appendChild(svgEl("text", { x: Math.min(W - xHalf - 4, Math.max((ml + W - mr) / 2, xHalf + 4)), y: H - 8, "text-anchor": "middle",
+    "font-size": Number(xFont.toFixed(1)), "data-testid": "x-title" }, xa.title));
+  const yc = (mt + H - mb) / 2, yx = TITLE_PX + 1;
+  const yFont = Math.max(12, Math.min(TITLE_PX, (H - 24) / (0.6 * ya.title.length)));  // it may reach into the margins
+  svg.appendChild(svgEl("text", { x: yx, y: yc, "text-anchor": "middle", "font-size": Number(yFont.toFixed(1)), transform: `rotate(-90 ${yx} ${yc})`, "data-testid": "y-title" }, ya.title));
   return { sx, sy, clipId, W, H, ml, mt, mr, mb };
 }
 
@@ -301,27 +330,64 @@ function triangle(frame, u, color, testid) {
 }
 
 // ---- shared DOM pieces --------------------------------------------------------------------------
+// Sizes: controls 15 px, readouts 19 px (larger than the chart's 16 px text), so that a class reads them on a
+// projector. The explorer fits a 1280×720 window in the book's text column; on a phone (its container under
+// 560 px) the slider rows wrap (label, then slider, then number box and value) and nothing is wider than the
+// page. "Present" (or the page's URL parameter ?present=k, the k-th explorer of the page) enlarges one
+// explorer to the window: chart on the left, controls on the right; Esc or the button goes back.
 const STYLE = `
-.abx-root { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; font-size: 13px; line-height: 1.35;
-  width: 100%; max-width: 760px; box-sizing: border-box; border: 1px solid #ddd; border-radius: 6px; padding: 10px;
-  background: #fff; color: #222; }
-.abx-title { font-weight: 600; margin-bottom: 6px; }
-.abx-menus { display: flex; flex-wrap: wrap; gap: 4px 14px; margin-bottom: 6px; }
-.abx-menus label { display: inline-flex; gap: 6px; align-items: center; }
-.abx-menus select { max-width: 24em; font-size: 12.5px; }
-.abx-status { font-size: 12px; color: #444; margin: 2px 0 8px; }
-.abx-sliders { display: grid; grid-template-columns: minmax(7.5em, max-content) minmax(6em, 1fr) 8.5em minmax(5.5em, 9em);
-  gap: 3px 10px; align-items: center; }
-.abx-sliders input[type=range] { width: 100%; margin: 0; }
+.abx-root { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; font-size: 15px; line-height: 1.3;
+  width: 100%; max-width: 860px; box-sizing: border-box; border: 1px solid #ddd; border-radius: 6px; padding: 8px 10px;
+  background: #fff; color: #222; container-type: inline-size; }
+.abx-head { display: flex; align-items: flex-start; justify-content: space-between; gap: 4px 10px; margin-bottom: 4px; }
+.abx-title { font-weight: 600; font-size: 16px; }
+.abx-present-btn { font: inherit; font-size: 14px; padding: 1px 10px; border: 1px solid #aaa; border-radius: 4px;
+  background: #f6f6f6; cursor: pointer; white-space: nowrap; }
+.abx-menus { display: flex; flex-wrap: wrap; gap: 3px 14px; margin-bottom: 3px; }
+.abx-menus label { display: inline-flex; flex-wrap: wrap; gap: 2px 6px; align-items: center; max-width: 100%; }
+.abx-menus select { max-width: 100%; min-width: 0; font-size: 14px; }
+.abx-menus select[data-testid=select-model], .abx-menus select[data-testid=select-series] { max-width: 11em; }
+.abx-status { font-size: 14px; color: #444; margin: 1px 0 4px; }
+.abx-sliders { display: grid; grid-template-columns: minmax(7.5em, max-content) minmax(5em, 1fr) 6.5em minmax(5.5em, 8.5em);
+  gap: 1px 10px; align-items: center; }
+.abx-sliders input[type=range] { width: 100%; margin: 0; min-width: 0; }
 .abx-sliders .abx-val { font-variant-numeric: tabular-nums; white-space: nowrap; }
-.abx-sliders .abx-num { width: 100%; box-sizing: border-box; font-size: 12px; font-variant-numeric: tabular-nums; }
-.abx-readout { margin: 8px 0 4px; display: grid; grid-template-columns: repeat(auto-fit, minmax(15em, 1fr)); gap: 2px 14px; }
-.abx-readout b { font-variant-numeric: tabular-nums; }
-.abx-legend { display: flex; flex-wrap: wrap; gap: 2px 16px; font-size: 12px; color: #333; margin-top: 2px; }
+.abx-sliders .abx-num { width: 100%; min-width: 0; box-sizing: border-box; font-size: 14px; font-variant-numeric: tabular-nums; }
+.abx-readout { margin: 4px 0 2px; display: grid; grid-template-columns: repeat(auto-fill, minmax(17em, 1fr)); gap: 0 14px;
+  font-size: 14px; }
+.abx-readout .abx-wide { grid-column: 1 / -1; }
+.abx-readout b { font-size: 19px; font-variant-numeric: tabular-nums; }
+.abx-readout .abx-aside { font-size: 14px; font-weight: normal; }
+.abx-legend { display: flex; flex-wrap: wrap; gap: 0 16px; font-size: 14px; color: #333; margin-top: 1px; }
 .abx-legend span { display: inline-flex; align-items: center; gap: 5px; }
 .abx-sw { display: inline-block; width: 18px; height: 0; border-top: 2px solid; }
-.abx-note { font-size: 12px; color: #555; margin-top: 4px; }
+.abx-note { font-size: 14px; color: #555; margin-top: 3px; }
+.abx-warn { font-size: 15px; color: #7a2900; background: #fff3e6; border-left: 4px solid #D55E00; padding: 3px 8px; margin: 4px 0; }
 .abx-root svg { display: block; width: 100%; height: auto; }
+@container (max-width: 560px) {
+  .abx-sliders { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
+  .abx-sliders > label { grid-column: 1 / -1; margin-top: 3px; }
+  .abx-sliders input[type=range] { grid-column: 1 / -1; }
+  .abx-readout { grid-template-columns: minmax(0, 1fr); }
+  .abx-readout > div, .abx-status, .abx-legend span { overflow-wrap: anywhere; }
+}
+.abx-root.abx-presenting { position: fixed; inset: 0; z-index: 100000; max-width: none; border: 0; border-radius: 0;
+  overflow: auto; padding: 10px 18px; font-size: 17px; display: grid; grid-template-columns: minmax(0, 3fr) minmax(300px, 2fr);
+  grid-template-rows: auto 1fr; gap: 0 22px; align-content: start; }
+.abx-presenting .abx-head { grid-column: 1 / -1; }
+.abx-presenting .abx-title { font-size: 20px; }
+.abx-presenting .abx-chart { grid-column: 1; grid-row: 2; }
+.abx-presenting .abx-controls { grid-column: 2; grid-row: 2; }
+.abx-presenting .abx-sliders { row-gap: 6px; }
+.abx-presenting .abx-menus select[data-testid=select-model], .abx-presenting .abx-menus select[data-testid=select-series] { max-width: 100%; }
+.abx-presenting .abx-readout { grid-template-columns: minmax(0, 1fr); font-size: 16px; }
+.abx-presenting .abx-readout b { font-size: 24px; }
+.abx-presenting .abx-readout .abx-aside { font-size: 16px; }
+.abx-presenting .abx-status, .abx-presenting .abx-legend, .abx-presenting .abx-menus select { font-size: 16px; }
+@media (max-width: 800px) {
+  .abx-root.abx-presenting { grid-template-columns: minmax(0, 1fr); }
+  .abx-presenting .abx-controls { grid-column: 1; grid-row: 3; }
+}
 `;
 
 function el(tag, attrs = {}, text) {
@@ -334,14 +400,68 @@ function el(tag, attrs = {}, text) {
   return e;
 }
 
-function makeRoot(el_, testid, title) {
+// Which explorer of the page (1-based, in document order) the URL asks to present: ?present=k (?present alone: 1);
+// null when the URL does not ask. (The parameter is read from location.search or from the hash: #present=k.)
+export function presentIndex(search, hash = "") {
+  for (const part of [search || "", (hash || "").replace(/^#/, "?")]) {
+    const m = /[?&]present(?:=(\d+))?(?:&|$)/.exec(part);
+    if (m) return m[1] === undefined ? 1 : Math.max(1, Number(m[1]));
+  }
+  return null;
+}
+
+// The explorer's frame: a head (title and the Present button), a controls column and a chart column.
+// Returns {root, controls, chart, present(on)}; `redraw` is called when the chart's width changes (resize,
+// presentation on or off), so that the SVG's viewBox follows its drawn width.
+function makeRoot(el_, testid, title, redraw) {
   const root = el("div", { class: "abx-root", "data-testid": testid });
   const style = document.createElement("style");
   style.textContent = STYLE;
   root.appendChild(style);
-  root.appendChild(el("div", { class: "abx-title" }, title));
+  const head = el("div", { class: "abx-head" });
+  head.appendChild(el("div", { class: "abx-title" }, title));
+  const btn = el("button", { type: "button", class: "abx-present-btn", "data-testid": "present",
+    title: "Enlarge this explorer to the window, for a lecture (Esc goes back)" }, "Present");
+  head.appendChild(btn);
+  root.appendChild(head);
+  const controls = el("div", { class: "abx-controls" });
+  const chart = el("div", { class: "abx-chart" });
+  root.appendChild(controls);
+  root.appendChild(chart);
   el_.appendChild(root);
-  return root;
+  const present = (on) => {
+    root.classList.toggle("abx-presenting", on);
+    root.setAttribute("data-presenting", on ? "true" : "false");
+    btn.textContent = on ? "Exit presentation (Esc)" : "Present";
+    if (document.body) document.body.style.overflow = on ? "hidden" : "";
+    redraw();
+  };
+  btn.addEventListener("click", () => present(!root.classList.contains("abx-presenting")));
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && root.classList.contains("abx-presenting")) present(false);
+  });
+  // the chart follows its drawn width (viewBox = drawn size, so chart text stays at TICK_PX)
+  let lastW = -1, pending = false;
+  if (typeof ResizeObserver !== "undefined") {
+    new ResizeObserver(() => {
+      const w = Math.round(chart.getBoundingClientRect().width);
+      if (w === lastW || pending) return;
+      lastW = w;
+      pending = true;
+      requestAnimationFrame(() => { pending = false; redraw(); });
+    }).observe(chart);
+  }
+  // ?present=k: present the k-th explorer of the page once it is in the document
+  const k = presentIndex(window.location.search, window.location.hash);
+  if (k !== null) {
+    const tryPresent = (tries) => {
+      if (!root.isConnected) { if (tries > 0) setTimeout(() => tryPresent(tries - 1), 50); return; }
+      const all = [...document.querySelectorAll(".abx-root, .abx-precision")];
+      if (all.indexOf(root) + 1 === k) present(true);
+    };
+    setTimeout(() => tryPresent(100), 0);
+  }
+  return { root, controls, chart, present };
 }
 
 function makeSelect(label, testid, options, value, onChange) {
@@ -453,8 +573,8 @@ function save(model) {
   try { model.save_changes(); } catch (e) { /* static page: no kernel to sync with */ }
 }
 
-function readoutRow(parent, key, text) {
-  const row = el("div");
+function readoutRow(parent, key, text, wide = false) {
+  const row = el("div", wide ? { class: "abx-wide" } : {});
   row.appendChild(document.createTextNode(`${text} = `));
   const b = el("b", { "data-testid": `out-${key}` });
   row.appendChild(b);
@@ -499,9 +619,14 @@ const BOUND_SLIDERS = {
     ["d_vocab", "|V| (vocabulary)", "logint"],
     ["q", "q (Wasserstein order)", "real"],
     ["m", "m (ball bound, cramming)", "logint"],
-    ["log10_n", "log10 n (sequence length)", "dlog"],
+    ["log10_n", "log₁₀ n (sequence length)", "dlog"],
   ],
 };
+// The paper's symbol of each parameter, for text a reader sees (status lines): never the code's name.
+const SYMBOLS = { eps: "ε", r: "r", d: "d", d_vocab: "|V|", m: "m", n: "n", log10_n: "log₁₀ n", q: "q" };
+export function symbol(name) {
+  return SYMBOLS[name] || name;
+}
 // x-axis choices: ball: n from 1 to 10^k (log axis); mean field: n from 2 to 10^(10^k) (double log).
 export const AXIS_CHOICES = { ball: [2, 3, 4, 5, 6, 7, 8, 9], mean_field: [1, 2, 3, 4, 5, 6] };
 export const FLOOR_CHOICES = [-10, -30, -100, -300, -1000, -10000];
@@ -520,9 +645,10 @@ function nRange(formula, k) {
 function renderBound({ model, el: host }) {
   const formula = model.get("formula") === "mean_field" ? "mean_field" : "ball";
   const mf = formula === "mean_field";
-  const root = makeRoot(host, "bound-explorer", model.get("title") || (mf
+  const frame = makeRoot(host, "bound-explorer", model.get("title") || (mf
     ? "Mean-field bound (Thm 4.9, Cor 4.10): prompts of any length"
-    : "Ball bound (Thm 4.5, Cor 4.6): prompts of m vectors"));
+    : "Ball bound (Thm 4.5, Cor 4.6): prompts of m vectors"), () => refresh());
+  const root = frame.root, controls = frame.controls;
   root.setAttribute("data-formula", formula);
 
   const models = model.get("models") || [];
@@ -541,16 +667,16 @@ function renderBound({ model, el: host }) {
   const modelSel = makeSelect("model", "select-model", groups, model.get("model") || "", (v) => selectModel(v, null));
   const convSel = makeSelect("ε convention", "select-convention",
     conventions.map((c) => ({ value: c.key, text: c.key })), model.get("convention"), (v) => selectModel(model.get("model") || "", v));
-  const axisSel = makeSelect(mf ? "n axis up to" : "n axis up to", "select-axis",
+  const axisSel = makeSelect("n up to", "select-axis",
     AXIS_CHOICES[formula].map((k) => ({ value: k, text: mf ? `10^(${pow10Text(k)})` : pow10Text(k) })), model.get("axis_max"),
     (v) => { model.set("axis_max", Number(v)); clampN(); save(model); refresh(); });
-  const floorSel = makeSelect("fraction axis down to", "select-floor",
+  const floorSel = makeSelect("fraction down to", "select-floor",
     FLOOR_CHOICES.map((f) => ({ value: f, text: pow10Text(f) })), model.get("floor"),
     (v) => { model.set("floor", Number(v)); save(model); refresh(); });
   for (const s of [modelSel, convSel, axisSel, floorSel]) menus.appendChild(s.lab);
-  root.appendChild(menus);
+  controls.appendChild(menus);
   const status = el("div", { class: "abx-status", "data-testid": "status" });
-  root.appendChild(status);
+  controls.appendChild(status);
 
   const rangeOf = (name) => {
     if (name === "n" || name === "log10_n") return nRange(formula, model.get("axis_max"));
@@ -564,30 +690,30 @@ function renderBound({ model, el: host }) {
     save(model);
     refresh();
   }, snapTo);
-  root.appendChild(sliders.grid);
+  controls.appendChild(sliders.grid);
 
   const readout = el("div", { class: "abx-readout" });
   const outs = {};
   if (mf) {
     outs.loglog = readoutRow(readout, "loglog", "ln ln #accessible");
     outs.nstar = readoutRow(readout, "nstar", "n* = ln #accessible / ln|V| (tokens)");
-    outs.fracN = readoutRow(readout, "fracN", "log10 fraction at n");
+    outs.fracN = readoutRow(readout, "fracN", "log₁₀ fraction at n");
     outs.ratio = readoutRow(readout, "ratio", "2r/ε");
     outs.nstarBall = readoutRow(readout, "nstarBall", "ball bound n* = C·m (tokens)");
-    outs.cramming = readoutRow(readout, "cramming", "measured cramming n50 ≈ slope·m");
+    outs.cramming = readoutRow(readout, "cramming", "measured cramming n₅₀ ≈ slope·m", true);
   } else {
-    outs.C = readoutRow(readout, "C", "C (tokens / vector)");
+    outs.C = readoutRow(readout, "C", "C (tokens/vector)");
     outs.nstar = readoutRow(readout, "nstar", "n* = C·m (tokens)");
     outs.logP = readoutRow(readout, "logP", "ln P (nats)");
     outs.lnFracN = readoutRow(readout, "lnFracN", "ln fraction at n");
     outs.ratio = readoutRow(readout, "ratio", "2r/ε");
-    outs.measured = readoutRow(readout, "measured", "C / measured cramming slope");
+    outs.measured = readoutRow(readout, "measured", "C / measured cramming slope", true);
   }
-  root.appendChild(readout);
+  controls.appendChild(readout);
   const svg = svgEl("svg", { role: "img", "aria-label": "bound on the accessible fraction against n", "data-testid": "plot" });
-  root.appendChild(svg);
+  frame.chart.appendChild(svg);
   const legend = el("div", { class: "abx-legend", "data-testid": "legend" });
-  root.appendChild(legend);
+  frame.chart.appendChild(legend);
 
   function clampN() {
     const key = mf ? "log10_n" : "n";
@@ -642,7 +768,7 @@ function renderBound({ model, el: host }) {
     if (m) {
       const rName = conv && conv.radius === "r_inf" ? "r∞ (largest |coordinate|)" : "max L2 norm";
       status.textContent = `${m.label || m.name} (${m.source}): d = ${m.d}, |V| = ${m.d_vocab}, r = ${rName}, `
-        + `ε: ${conv ? conv.plain || conv.name : "?"}` + (edited.length ? `; moved by hand since: ${edited.join(", ")}` : "");
+        + `ε: ${conv ? conv.plain || conv.name : "?"}` + (edited.length ? `; moved by hand since: ${edited.map(symbol).join(", ")}` : "");
     } else {
       status.textContent = "custom values: pick a model to load its d, |V|, r and ε.";
     }
@@ -656,14 +782,14 @@ function renderBound({ model, el: host }) {
       setOut(outs.fracN, f === null ? "0 (every sequence may be accessible)" : fmtPow10(f, true), f === null ? 0 : f);
       setOut(outs.ratio, fmtPow10(Math.log10(2) + Math.log10(p.r) - Math.log10(p.eps)), 2 * p.r / p.eps);
       setOut(outs.nstarBall, fmt(out.nstarBall), out.nstarBall);
-      setOut(outs.cramming, slopes.length ? slopes.map(([k, s]) => `${fmt(s * p.m)} (${k}${atSteps})`).join(", ") : "not measured for this model", "");
+      setOut(outs.cramming, slopes.length ? slopes.map(([k, s]) => `${fmt(s * p.m)} <span class="abx-aside">(${k}${atSteps})</span>`).join(", ") : "not measured for this model", "");
     } else {
       setOut(outs.C, fmt(out.C, 6), out.C);
       setOut(outs.nstar, fmt(out.nstar, 6), out.nstar);
       setOut(outs.logP, fmt(out.logP, 6), out.logP);
       setOut(outs.lnFracN, fmt(out.lnFracN, 6), out.lnFracN);
       setOut(outs.ratio, fmtPow10(Math.log10(2) + Math.log10(p.r) - Math.log10(p.eps)), 2 * p.r / p.eps);
-      setOut(outs.measured, slopes.length ? slopes.map(([k, s]) => `${fmt(out.C / s, 3)} (${k}: ${fmt(s)} tokens/vector${atSteps})`).join(", ")
+      setOut(outs.measured, slopes.length ? slopes.map(([k, s]) => `${fmt(out.C / s, 3)} <span class="abx-aside">(${k}: ${fmt(s)} tokens/vector${atSteps})</span>`).join(", ")
         : "not measured for this model", slopes.length ? out.C / slopes[0][1] : "");
     }
     drawBound(svg, legend, formula, p, out, slopes, model.get("axis_max"), model.get("floor"));
@@ -675,6 +801,21 @@ function renderBound({ model, el: host }) {
   clampN();
   refresh();
   return () => { for (const name of names) model.off(`change:${name}`, onChange); };
+}
+
+// The n axis actually drawn: the menu's upper end k, widened (to the smallest choice that holds it) when the
+// cliff, from n* down to where the bound reaches the floor, would leave the plot; at the widest choice the axis
+// stops ({clamped: true}) and n* is marked at its right edge. Returns {k, clamped}.
+export function followAxis(formula, out, k, floor) {
+  const mf = formula === "mean_field";
+  const choices = AXIS_CHOICES[formula];
+  const shift = -floor * LN10;
+  // log10 of the length where the bound reaches the floor (the cliff's foot), in log space
+  const l10F = out.log10Nstar + Math.log10(1 + (shift / out.logV) * Math.pow(10, -out.log10Nstar));
+  const uNeed = mf ? (l10F > 0 ? Math.log10(l10F) : -Infinity) : l10F;
+  if (!(uNeed > k)) return { k, clamped: false };
+  const wider = choices.find((c) => c >= k && c >= uNeed + 0.02);
+  return wider === undefined ? { k: choices[choices.length - 1], clamped: true } : { k: wider, clamped: false };
 }
 
 // Points of a "flat at 1, then a cliff" curve in axis units: 0 up to uStar, then yAt(u) down to the floor,
@@ -702,7 +843,9 @@ function cliffCurve(xa, uStar, uF, yAt, floor) {
 // measured cramming lengths slope·m of the selected model.
 function drawBound(svg, legend, formula, p, out, slopes, k, floor) {
   const mf = formula === "mean_field";
-  const xa = boundXAxis(formula, k);
+  const follow = followAxis(formula, out, k, floor);
+  const xa = boundXAxis(formula, follow.k);
+  svg.setAttribute("data-axis-max", String(follow.k));
   const ya = fractionAxis(floor);
   const fr = drawFrame(svg, xa, ya);
   // axis unit u of a length given by log10 n: u = log10 n (ball) or log10 log10 n (mean field)
@@ -739,13 +882,23 @@ function drawBound(svg, legend, formula, p, out, slopes, k, floor) {
     mark(out.log10Nstar, COLORS.nstar, "6,4", "threshold-line", "n* = C·m");
     legendItem(legend, COLORS.nstar, true, "n* = C·m");
   }
+  if (follow.k !== k) {
+    legendItem(legend, "#555", false, `n axis extended to ${mf ? `10^(${pow10Text(follow.k)})` : pow10Text(follow.k)} `
+      + `(menu: ${mf ? `10^(${pow10Text(k)})` : pow10Text(k)}) so that the cliff at n* stays in view`, "↔");
+    legend.lastChild.setAttribute("data-testid", "axis-followed");
+  }
+  if (follow.clamped) {
+    legendItem(legend, COLORS.nstar, false, `n* lies beyond the widest n axis (${mf ? `10^(${pow10Text(follow.k)})` : pow10Text(follow.k)}): `
+      + "the axis stops there, n* is marked at its right edge", "→");
+    legend.lastChild.setAttribute("data-testid", "axis-clamped");
+  }
   for (const [kind, s] of slopes) {
     const color = kind === "natural" ? COLORS.natural : COLORS.random;
     const l10 = Math.log10(s * p.m);
     mark(l10, color, "2,3", `mark-${kind}`, `cramming (${kind})`);
     const u = uOf(l10);
     if (u >= xa.lo && u <= xa.hi) svg.appendChild(triangle(fr, u, color, `tri-${kind}`));
-    legendItem(legend, color, false, `measured cramming n50 ≈ ${fmtPlain(s)}·m (${kind === "natural" ? "natural text" : "random"})`, "▼");
+    legendItem(legend, color, false, `measured cramming n₅₀ ≈ ${fmtPlain(s)}·m (${kind === "natural" ? "natural text" : "random"})`, "▼");
   }
   if (!mf && slopes.length) {
     // the gap between the measurement and the bound: C / slope, drawn where both are on the axis
@@ -758,9 +911,9 @@ function drawBound(svg, legend, formula, p, out, slopes, k, floor) {
       g.appendChild(svgEl("polygon", { points: `${x1},${y} ${x1 - 7},${y - 4} ${x1 - 7},${y + 4}`, fill: "#333" }));
       const text = `bound / measured (${kind}) = ${fmtPlain(out.C / s, 3)}`;
       if (x1 - x0 > labelWidth(text) * 0.85 + 8) {
-        g.appendChild(labelText({ x: (x0 + x1) / 2, y: y - 6, "text-anchor": "middle", fill: "#333" }, text, 11));
+        g.appendChild(labelText({ x: (x0 + x1) / 2, y: y - 6, "text-anchor": "middle", fill: "#333" }, text));
       } else if (x1 - x0 > 60) {
-        g.appendChild(labelText({ x: (x0 + x1) / 2, y: y - 6, "text-anchor": "middle", fill: "#333" }, `×${fmtPlain(out.C / s, 3)}`, 11));
+        g.appendChild(labelText({ x: (x0 + x1) / 2, y: y - 6, "text-anchor": "middle", fill: "#333" }, `×${fmtPlain(out.C / s, 3)}`));
       }
       svg.appendChild(g);
     }
@@ -776,8 +929,8 @@ function drawBound(svg, legend, formula, p, out, slopes, k, floor) {
   }
   offRight.forEach(([text, l10, color, testid], i) => {
     const where = mf ? `10^${fmtPlain(l10)}` : fmtPlain(Math.pow(10, l10));
-    svg.appendChild(labelText({ x: fr.W - fr.mr - 6, y: fr.mt + 16 + 15 * i, "text-anchor": "end", fill: color, "data-testid": `offaxis-${testid}` },
-      `${text} at n ≈ ${where}: beyond the axis →`, 11));
+    svg.appendChild(labelText({ x: fr.W - fr.mr - 6, y: fr.mt + TICK_PX + 4 + (TICK_PX + 4) * i, "text-anchor": "end", fill: color, "data-testid": `offaxis-${testid}` },
+      `${text} at n ≈ ${where}: beyond the axis →`));
   });
 }
 function fmtPlain(x, digits = 4) {
@@ -794,14 +947,28 @@ export const CRAMMING_AXES = {
   "lin:50": "linear, n50 up to 50", "lin:500": "linear, n50 up to 500", "lin:5000": "linear, n50 up to 5000",
 };
 
+// The paper's series (group "paper"; older states: the name says "(paper"): their slopes C_exp are the
+// columns of the paper's Table 1, drawn as a reference band behind the selected series.
+export function isPaperSeries(s) {
+  return s.group === "paper" || (s.group === undefined && / \(paper\b/.test(s.name));
+}
+// The band of the paper's measured slopes: {lo, hi, n} over the paper's series with a positive slope (null: none).
+export function paperBand(series) {
+  const slopes = series.filter(isPaperSeries).map((s) => s.slope).filter((v) => v !== null && v !== undefined && v > 0);
+  return slopes.length ? { lo: Math.min(...slopes), hi: Math.max(...slopes), n: slopes.length } : null;
+}
+
 function renderCramming({ model, el: host }) {
-  const root = makeRoot(host, "cramming-explorer", model.get("title") || "Cramming: measured n50(m) against the bound C·m (Cor 4.6, Table 1)");
+  const frame = makeRoot(host, "cramming-explorer", model.get("title") || "Cramming: measured n₅₀(m) against the bound C·m (Cor 4.6, Table 1)", () => refresh());
+  const root = frame.root, controls = frame.controls;
   root.setAttribute("data-formula", "cramming");
   const series = model.get("series") || [];
   const byName = Object.fromEntries(series.map((s) => [s.name, s]));
   const colorOf = Object.fromEntries(series.map((s, i) => [s.name, SERIES_COLORS[i % SERIES_COLORS.length]]));
   const mMax = Math.max(1, ...series.flatMap((s) => s.points.map((q) => q[0])));
+  const band = paperBand(series);
   let edited = [];
+  let showAll = false;
 
   const menus = el("div", { class: "abx-menus" });
   const seriesSel = makeSelect("series", "select-series", series.map((s) => ({ value: s.name, text: s.name })),
@@ -818,9 +985,15 @@ function renderCramming({ model, el: host }) {
     model.get("axis"), (v) => { model.set("axis", v); save(model); refresh(); });
   menus.appendChild(seriesSel.lab);
   menus.appendChild(axisSel.lab);
-  root.appendChild(menus);
+  const allLab = el("label");
+  const allBox = el("input", { type: "checkbox", "data-testid": "toggle-all-series" });
+  allBox.addEventListener("change", () => { showAll = allBox.checked; refresh(); });
+  allLab.appendChild(allBox);
+  allLab.appendChild(document.createTextNode("show the other series too"));
+  menus.appendChild(allLab);
+  controls.appendChild(menus);
   const status = el("div", { class: "abx-status", "data-testid": "status" });
-  root.appendChild(status);
+  controls.appendChild(status);
   const specs = [["eps", "ε (precision)", "log"], ["r", "r (radius)", "log"]];
   const sliders = makeSliders(model, specs, (name) => (model.get("ranges") || {})[name] || [1e-3, 1e3], (name, v) => {
     model.set(name, v);
@@ -828,20 +1001,23 @@ function renderCramming({ model, el: host }) {
     save(model);
     refresh();
   });
-  root.appendChild(sliders.grid);
+  controls.appendChild(sliders.grid);
   const readout = el("div", { class: "abx-readout" });
   const outs = {
     ratio2r: readoutRow(readout, "ratio2r", "2r/ε"),
     C: readoutRow(readout, "C", "bound C (tokens / vector)"),
-    slope: readoutRow(readout, "slope", "measured slope C_exp"),
+    slope: readoutRow(readout, "slope", "measured slope C_exp", true),
     ratio: readoutRow(readout, "ratio", "ratio C / C_exp"),
     slopePoints: readoutRow(readout, "slopePoints", "least-squares slope of the points"),
   };
-  root.appendChild(readout);
+  controls.appendChild(readout);
+  const warn = el("div", { class: "abx-warn", "data-testid": "above-bound", role: "status" });
+  warn.style.display = "none";
+  controls.appendChild(warn);
   const svg = svgEl("svg", { role: "img", "aria-label": "n50 against m with the bound C·m", "data-testid": "plot" });
-  root.appendChild(svg);
+  frame.chart.appendChild(svg);
   const legend = el("div", { class: "abx-legend", "data-testid": "legend" });
-  root.appendChild(legend);
+  frame.chart.appendChild(legend);
 
   function refresh() {
     const s = byName[model.get("selected")] || series[0];
@@ -860,14 +1036,23 @@ function renderCramming({ model, el: host }) {
     root.setAttribute("data-d-vocab", String(s.d_vocab));
     const out = computeCramming(s, eps, r);
     status.textContent = `${s.name}: d = ${s.d}, |V| = ${s.d_vocab}; r and ε under "${s.convention}"`
-      + (edited.length ? `; moved by hand: ${edited.join(", ")}` : "");
+      + (edited.length ? `; moved by hand: ${edited.map(symbol).join(", ")}` : "");
     setOut(outs.ratio2r, fmtPow10(out.log10Ratio2rEps), Math.pow(10, out.log10Ratio2rEps));
     setOut(outs.C, fmt(out.C, 5), out.C);
-    setOut(outs.slope, out.slope === null ? "not available (fewer than two m)" : `${fmt(out.slope, 4)} tokens / vector (${s.slope_source || "least-squares fit of the points"})`, out.slope);
+    setOut(outs.slope, out.slope === null ? "not available (fewer than two m)" : `${fmt(out.slope, 4)} <span class="abx-aside">tokens / vector (${s.slope_source || "least-squares fit of the points"})</span>`, out.slope);
     setOut(outs.ratio, out.ratio === null ? "undefined: the measured slope is not positive" : fmt(out.ratio, 3), out.ratio);
     if (out.ratio === null) outs.ratio.textContent = out.unreliable
       ? "not taken: the slope is not reliable (fewer than three m, or its interval includes 0)"
       : out.slope === null ? "not available" : "not defined (measured slope ≤ 0)";
+    const above = out.ratio !== null && out.ratio < 1;
+    root.setAttribute("data-above-bound", above ? "true" : "false");
+    warn.style.display = above ? "" : "none";
+    warn.textContent = above
+      ? `The measurement is above the bound: C_exp = ${fmtPlain(out.slope)} tokens per vector, more than C = ${fmtPlain(out.C)} `
+        + `(C / C_exp = ${fmtPlain(out.ratio, 3)} < 1). A bound cannot be beaten, so at this setting its hypotheses fail for `
+        + "this model: r is smaller than the radius of its embeddings, or ε is coarser than the precision it computes at. "
+        + "Raise r or lower ε."
+      : "";
     setOut(outs.slopePoints, out.slopePoints === null ? "not available (fewer than two m)" : fmt(out.slopePoints, 4), out.slopePoints);
     drawCramming(svg, legend, s, out, model.get("axis"), mMax);
   }
@@ -878,8 +1063,8 @@ function renderCramming({ model, el: host }) {
     const mTop = log ? Math.pow(10, Math.ceil(Math.log10(mMax * 1.5))) : Math.ceil(mMax * 1.2);
     const xa = log ? logValueAxis(Math.log10(0.8), Math.log10(mTop), "prompt length m (vectors), log scale", [1, 2, 3, 5])
       : linAxis(0, mTop, "prompt length m (vectors)");
-    const ya = log ? logValueAxis(0, Number(top), "n50 (tokens), log scale", [1, 2, 5])
-      : linAxis(0, Number(top), "n50 (tokens)");
+    const ya = log ? logValueAxis(0, Number(top), "n₅₀ (tokens, log)", [1, 2, 5])
+      : linAxis(0, Number(top), "n₅₀ (tokens)");
     const fr = drawFrame(svg, xa, ya);
     const X = (m) => (log ? Math.log10(m) : m);
     const Y = (n) => (log ? (n > 0 ? Math.log10(n) : -1e9) : n);
@@ -887,11 +1072,21 @@ function renderCramming({ model, el: host }) {
     const ms = [];
     const m0 = log ? 0.8 : 0, m1 = mTop;
     for (let i = 0; i <= 100; i++) ms.push(log ? m0 * Math.pow(m1 / m0, i / 100) : m0 + ((m1 - m0) * i) / 100);
+    // the paper's measured slopes (Table 1's columns) as a band C_exp·m from the smallest to the largest
+    if (band) {
+      const upper = ms.map((m) => [X(m), Y(band.hi * m)]);
+      const lower = ms.map((m) => [X(m), Y(band.lo * m)]).reverse();
+      const pts = upper.concat(lower).filter((q) => Number.isFinite(q[1]))
+        .map(([u, v]) => `${fr.sx(u).toFixed(2)},${fr.sy(v).toFixed(2)}`).join(" ");
+      svg.appendChild(svgEl("polygon", { points: pts, fill: "#bbbbbb", "fill-opacity": 0.35, stroke: "none",
+        "clip-path": `url(#${fr.clipId})`, "data-testid": "paper-band" }));
+      legendItem(legend, "#aaaaaa", false, `the paper's measured slopes (Table 1): C_exp = ${fmtPlain(band.lo)} to ${fmtPlain(band.hi)}`, "▰");
+    }
     // the bound line n = C·m of the selected series
-    svg.appendChild(polyline(fr, ms.map((m) => [X(m), Y(out.C * m)]), { stroke: "#000", "stroke-width": 2.2, "data-testid": "bound-line" }));
+    svg.appendChild(polyline(fr, ms.map((m) => [X(m), Y(out.C * m)]), { stroke: "#000", "stroke-width": 2.4, "data-testid": "bound-line" }));
     legendItem(legend, "#000", false, `bound n* = C·m, C = ${fmtPlain(out.C)}`);
     if (out.slope !== null && out.slope > 0) {
-      svg.appendChild(polyline(fr, ms.map((m) => [X(m), Y(out.slope * m)]), { stroke: colorOf[s.name], "stroke-width": 1.4, "stroke-dasharray": "6,4", "data-testid": "slope-line" }));
+      svg.appendChild(polyline(fr, ms.map((m) => [X(m), Y(out.slope * m)]), { stroke: colorOf[s.name], "stroke-width": 2, "stroke-dasharray": "7,4", "data-testid": "slope-line" }));
       legendItem(legend, colorOf[s.name], true, `measured C_exp·m, C_exp = ${fmtPlain(out.slope)}`);
       // the ratio C / C_exp as the gap between the two lines, at the series' largest m
       const mA = Math.max(...s.points.map((q) => q[0]));
@@ -902,24 +1097,25 @@ function renderCramming({ model, el: host }) {
         const g = svgEl("g", { "data-testid": "ratio-arrow" });
         g.appendChild(svgEl("line", { x1: x, x2: x, y1: yLo, y2: yHi, stroke: "#333", "stroke-width": 1.2 }));
         g.appendChild(svgEl("polygon", { points: `${x},${yHi} ${x - 4},${yHi + 7} ${x + 4},${yHi + 7}`, fill: "#333" }));
-        g.appendChild(labelText({ x: x + 6, y: (yLo + yHi) / 2 + 4, "text-anchor": "start", fill: "#333" }, `×${fmtPlain(out.ratio, 3)}`, 11));
+        g.appendChild(labelText({ x: x + 6, y: (yLo + yHi) / 2 + 5, "text-anchor": "start", fill: "#333" }, `×${fmtPlain(out.ratio, 3)}`));
         svg.appendChild(g);
       }
     }
-    // every series' points; the selected one in front, with its intervals
-    const order = series.filter((q) => q.name !== s.name).concat([s]);
-    for (const q of order) {
+    // the selected series' points with their intervals; the others only when asked for, faint
+    const others = showAll ? series.filter((q) => q.name !== s.name) : [];
+    for (const q of others.concat([s])) {
       const sel = q.name === s.name;
-      const g = svgEl("g", { opacity: sel ? 1 : 0.3, "data-series": q.name, "clip-path": `url(#${fr.clipId})` });
+      const g = svgEl("g", { opacity: sel ? 1 : 0.35, "data-series": q.name, "clip-path": `url(#${fr.clipId})` });
       for (const [m, n50, lo, hi] of q.points) {
         if (sel && Number.isFinite(lo) && Number.isFinite(hi) && lo !== null && hi !== null) {
-          g.appendChild(svgEl("line", { x1: fr.sx(X(m)), x2: fr.sx(X(m)), y1: fr.sy(Y(Math.max(lo, 1e-9))), y2: fr.sy(Y(hi)), stroke: colorOf[q.name], "stroke-width": 1.4 }));
+          g.appendChild(svgEl("line", { x1: fr.sx(X(m)), x2: fr.sx(X(m)), y1: fr.sy(Y(Math.max(lo, 1e-9))), y2: fr.sy(Y(hi)), stroke: colorOf[q.name], "stroke-width": 1.6 }));
         }
-        g.appendChild(svgEl("circle", { cx: fr.sx(X(m)), cy: fr.sy(Y(n50)), r: sel ? 4.5 : 3.5, fill: sel ? colorOf[q.name] : "none", stroke: colorOf[q.name], "stroke-width": 1.5 }));
+        g.appendChild(svgEl("circle", { cx: fr.sx(X(m)), cy: fr.sy(Y(n50)), r: sel ? 5.5 : 3.5, fill: sel ? colorOf[q.name] : "none", stroke: colorOf[q.name], "stroke-width": 1.5 }));
       }
       svg.appendChild(g);
-      legendItem(legend, colorOf[q.name], false, `${q.name}${sel ? " (selected)" : ""}`, sel ? "●" : "○");
     }
+    legendItem(legend, colorOf[s.name], false, `${s.name}: measured n₅₀ (95 % interval)`, "●");
+    if (others.length) legendItem(legend, "#777", false, `${others.length} other series, faint (pick one in the menu)`, "○");
   }
 
   const names = ["eps", "r", "selected", "axis"];

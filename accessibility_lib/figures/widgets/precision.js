@@ -87,13 +87,59 @@ function pow10(log10x) {
   return `${(10 ** (log10x - k)).toFixed(3)}×10${sup(k)}`;
 }
 
+// Chart text in px (the SVG's viewBox is its drawn width, so these are the sizes a reader sees): at least 16 px.
+const TEXT_PX = 16;
+const STYLE = `
+.abx-precision { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; font-size: 15px; width: 100%; max-width: 860px;
+  box-sizing: border-box; border: 1px solid #ddd; padding: 8px 10px; border-radius: 6px; background: #fff; color: #222; }
+.abx-precision .abx-head { display: flex; align-items: flex-start; justify-content: space-between; gap: 4px 10px; margin-bottom: 6px; }
+.abx-precision .abx-title { font-weight: 600; font-size: 16px; }
+.abx-precision .abx-present-btn { font: inherit; font-size: 14px; padding: 1px 10px; border: 1px solid #aaa; border-radius: 4px;
+  background: #f6f6f6; cursor: pointer; white-space: nowrap; }
+.abx-precision .abx-menus { display: flex; gap: 4px 14px; flex-wrap: wrap; margin-bottom: 6px; align-items: center; }
+.abx-precision .abx-menus label { display: inline-flex; flex-wrap: wrap; gap: 2px 6px; align-items: center; max-width: 100%; }
+.abx-precision select { max-width: 100%; font-size: 14px; }
+.abx-precision .abx-table { overflow-x: auto; max-width: 100%; }
+.abx-precision table { border-collapse: collapse; margin: 4px 0; }
+.abx-precision td[data-col=value] { font-size: 18px; font-weight: 600; font-variant-numeric: tabular-nums; }
+.abx-precision svg { display: block; width: 100%; height: auto; }
+.abx-precision.abx-presenting { position: fixed; inset: 0; z-index: 100000; max-width: none; border: 0; border-radius: 0;
+  overflow: auto; padding: 12px 18px; font-size: 18px; }
+.abx-precision.abx-presenting td[data-col=value] { font-size: 24px; }
+`;
+
+// ?present=k (or #present=k): present the k-th explorer of the page (as explorer.js reads it)
+function presentIndex(search, hash = "") {
+  for (const part of [search || "", (hash || "").replace(/^#/, "?")]) {
+    const m = /[?&]present(?:=(\d+))?(?:&|$)/.exec(part);
+    if (m) return m[1] === undefined ? 1 : Math.max(1, Number(m[1]));
+  }
+  return null;
+}
+
 function render({ model, el: host }) {
   const root = el("div", { class: "abx-precision", "data-testid": "precision-explorer" });
-  root.style.cssText = "font-family: sans-serif; font-size: 14px; max-width: 720px; border: 1px solid #ddd; padding: 10px; border-radius: 6px;";
-  root.appendChild(el("div", { style: "font-weight: bold; margin-bottom: 6px;" }, model.get("title") || ""));
+  const style = document.createElement("style");
+  style.textContent = STYLE;
+  root.appendChild(style);
+  const head = el("div", { class: "abx-head" });
+  head.appendChild(el("div", { class: "abx-title" }, model.get("title") || ""));
+  const btn = el("button", { type: "button", class: "abx-present-btn", "data-testid": "present",
+    title: "Enlarge this explorer to the window, for a lecture (Esc goes back)" }, "Present");
+  head.appendChild(btn);
+  root.appendChild(head);
   host.appendChild(root);
+  const present = (on) => {
+    root.classList.toggle("abx-presenting", on);
+    root.setAttribute("data-presenting", on ? "true" : "false");
+    btn.textContent = on ? "Exit presentation (Esc)" : "Present";
+    if (document.body) document.body.style.overflow = on ? "hidden" : "";
+    refresh();
+  };
+  btn.addEventListener("click", () => present(!root.classList.contains("abx-presenting")));
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape" && root.classList.contains("abx-presenting")) present(false); });
 
-  const menus = el("div", { style: "display: flex; gap: 14px; flex-wrap: wrap; margin-bottom: 6px;" });
+  const menus = el("div", { class: "abx-menus" });
   const modelSel = el("select", { "data-testid": "select-model" });
   for (const group of ["paper", "book"]) {
     const items = (model.get("models") || []).filter((e) => e.group === group);
@@ -117,16 +163,18 @@ function render({ model, el: host }) {
   menus.appendChild(ml);
   root.appendChild(menus);
 
-  const table = el("table", { "data-testid": "readout", style: "border-collapse: collapse; margin: 6px 0;" });
-  root.appendChild(table);
-  const svg = svgEl("svg", { width: "700", height: "150", role: "img", "aria-label": "slopes C on a log axis", "data-testid": "plot" });
+  const tableBox = el("div", { class: "abx-table" });
+  const table = el("table", { "data-testid": "readout" });
+  tableBox.appendChild(table);
+  root.appendChild(tableBox);
+  const svg = svgEl("svg", { role: "img", "aria-label": "slopes C on a log axis", "data-testid": "plot" });
   root.appendChild(svg);
 
   function row(key, label, value, ratio) {
     const tr = el("tr", { "data-testid": `row-${key}`, "data-value": value == null ? "" : String(value) });
     tr.appendChild(el("td", { style: "padding: 2px 10px 2px 0;" }, label));
-    tr.appendChild(el("td", { style: "padding: 2px 10px; text-align: right;" }, fmt(value)));
-    tr.appendChild(el("td", { style: "padding: 2px 10px; text-align: right; color: #555;" }, ratio == null ? "" : `${fmt(ratio, 3)} × measured slope`));
+    tr.appendChild(el("td", { style: "padding: 2px 10px; text-align: right;", "data-col": "value" }, fmt(value)));
+    tr.appendChild(el("td", { style: "padding: 2px 10px; text-align: right; color: #555; white-space: nowrap;" }, ratio == null ? "" : `${fmt(ratio, 3)} × measured slope`));
     table.appendChild(tr);
   }
 
@@ -142,14 +190,14 @@ function render({ model, el: host }) {
     const head = el("tr");
     for (const h of ["", "value", "ratio"]) head.appendChild(el("th", { style: "text-align: left; padding: 2px 10px 2px 0;" }, h));
     table.appendChild(head);
-    row("C", `C from the exact ${dtype} count, Σ ln N(r_i)/ln|V|`, v.C, v.ratio_C);
+    row("C", `C from the exact ${dtype} count, Σᵢ ln N(rᵢ)/ln|V|`, v.C, v.ratio_C);
     row("nstar", `n* = C·m (tokens), m = ${m}`, v.nstar, null);
     const trP = el("tr", { "data-testid": "row-log10P", "data-value": String(v.log10P) });
-    trP.appendChild(el("td", {}, `representable m-vector points of the box ≤ P = Π_i N(r_i)^m`));
-    trP.appendChild(el("td", { style: "padding: 2px 10px; text-align: right;" }, pow10(v.log10P)));
+    trP.appendChild(el("td", {}, `representable m-vector points of the box ≤ P = Πᵢ N(rᵢ)ᵐ`));
+    trP.appendChild(el("td", { style: "padding: 2px 10px; text-align: right;", "data-col": "value" }, pow10(v.log10P)));
     table.appendChild(trP);
     row("equivalentRatio", `2r/ε of a uniform grid with the same count`, v.equivalentRatio, null);
-    row("C_replication", "C, replication ε = r∞·2^-11 (2r/ε = 4096)", v.C_replication, v.ratio_C_replication);
+    row("C_replication", "C, replication ε = r∞·2⁻¹¹ (2r/ε = 4096)", v.C_replication, v.ratio_C_replication);
     row("C_unit", `C, uniform grid ε = r∞·u(${dtype})`, v.C_unit, v.ratio_C_unit);
     if (v.C_table1 != null) row("C_table1", "C, the 2r/ε implied by Table 1's ball row", v.C_table1, v.ratio_C_table1);
     if (v.slope != null) row("slope", "measured cramming slope (natural text)", v.slope, null);
@@ -158,34 +206,58 @@ function render({ model, el: host }) {
 
   function draw(v, dtype) {
     svg.replaceChildren();
+    // the viewBox is the drawn width (700 before layout; a ResizeObserver redraws), so text stays at TEXT_PX
+    const drawn = svg.getBoundingClientRect().width;
+    const W = Math.round(Math.max(300, Math.min(1400, drawn > 0 ? drawn : 700)));
     const bars = [["exact " + dtype, v.C, COLORS.dtype], ["rinf_fp16", v.C_replication, COLORS.replication],
       ["uniform u(" + dtype + ")", v.C_unit, COLORS.unit]];
     if (v.C_table1 != null) bars.push(["Table 1 implied", v.C_table1, COLORS.table1]);
+    const rowH = TEXT_PX + 14;
+    const barsBottom = 8 + bars.length * rowH;
+    const H = barsBottom + 2 * TEXT_PX + 22;
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
     const vals = bars.map((b) => b[1]).concat(v.slope ? [v.slope] : []);
     const lo = Math.floor(Math.log10(Math.min(...vals))) - 0.2;
     const hi = Math.ceil(Math.log10(Math.max(...vals))) + 0.2;
-    const x0 = 150, x1 = 680;
+    const x0 = Math.round(TEXT_PX * 0.58 * 16) + 8, x1 = W - 24;
     const X = (c) => x0 + ((Math.log10(c) - lo) / (hi - lo)) * (x1 - x0);
     bars.forEach(([name, c, color], i) => {
-      const y = 8 + i * 26;
-      const t = svgEl("text", { x: "4", y: String(y + 14), "font-size": "12" });
+      const y = 8 + i * rowH;
+      const t = svgEl("text", { x: "4", y: String(y + TEXT_PX), "font-size": String(TEXT_PX) });
       t.textContent = name;
       svg.appendChild(t);
-      svg.appendChild(svgEl("rect", { x: String(x0), y: String(y), width: String(Math.max(1, X(c) - x0)), height: "18",
+      svg.appendChild(svgEl("rect", { x: String(x0), y: String(y), width: String(Math.max(1, X(c) - x0)), height: String(rowH - 6),
         fill: color, "data-testid": `bar-${i}`, "data-value": String(c) }));
     });
     if (v.slope) {
       const x = X(v.slope);
-      svg.appendChild(svgEl("line", { x1: String(x), x2: String(x), y1: "2", y2: "112", stroke: COLORS.slope, "stroke-dasharray": "4 3" }));
-      const t = svgEl("text", { x: String(x + 3), y: "124", "font-size": "11" });
-      t.textContent = "measured slope";
+      svg.appendChild(svgEl("line", { x1: String(x), x2: String(x), y1: "2", y2: String(barsBottom), stroke: COLORS.slope, "stroke-dasharray": "4 3" }));
+      const label = "measured slope";
+      const right = x + 3 + label.length * TEXT_PX * 0.58 > W;
+      const t = svgEl("text", { x: String(right ? x - 3 : x + 3), y: String(barsBottom + TEXT_PX + 2), "font-size": String(TEXT_PX),
+        "text-anchor": right ? "end" : "start" });
+      t.textContent = label;
       svg.appendChild(t);
     }
     for (let k = Math.ceil(lo); k <= Math.floor(hi); k++) {
-      const t = svgEl("text", { x: String(X(10 ** k) - 8), y: "145", "font-size": "11", fill: "#555" });
+      const t = svgEl("text", { x: String(X(10 ** k)), y: String(H - 6), "font-size": String(TEXT_PX), fill: "#555", "text-anchor": "middle" });
       t.textContent = `10${sup(k)}`;
       svg.appendChild(t);
     }
+  }
+  let lastW = -1;
+  if (typeof ResizeObserver !== "undefined") {
+    new ResizeObserver(() => {
+      const w = Math.round(svg.getBoundingClientRect().width);
+      if (w !== lastW) { lastW = w; requestAnimationFrame(refresh); }
+    }).observe(root);
+  }
+  const k = presentIndex(window.location.search, window.location.hash);
+  if (k !== null) {
+    setTimeout(() => {
+      const all = [...document.querySelectorAll(".abx-root, .abx-precision")];
+      if (all.indexOf(root) + 1 === k) present(true);
+    }, 200);
   }
 
   const save = () => model.save_changes();
