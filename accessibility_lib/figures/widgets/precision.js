@@ -100,11 +100,12 @@ const STYLE = `
 .abx-precision .abx-menus label { display: inline-flex; flex-wrap: wrap; gap: 2px 6px; align-items: center; max-width: 100%; }
 .abx-precision select { max-width: 100%; font-size: 14px; }
 .abx-precision .abx-table { overflow-x: auto; max-width: 100%; }
-.abx-precision table { border-collapse: collapse; margin: 4px 0; }
+.abx-precision .abx-table table { border-collapse: collapse; margin: 4px 0; font-size: 14px; }
 .abx-precision td[data-col=value] { font-size: 18px; font-weight: 600; font-variant-numeric: tabular-nums; }
 .abx-precision svg { display: block; width: 100%; height: auto; }
 .abx-precision.abx-presenting { position: fixed; inset: 0; z-index: 100000; max-width: none; border: 0; border-radius: 0;
   overflow: auto; padding: 12px 18px; font-size: 18px; }
+.abx-precision.abx-presenting .abx-table table { font-size: 17px; }
 .abx-precision.abx-presenting td[data-col=value] { font-size: 24px; }
 `;
 
