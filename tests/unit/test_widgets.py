@@ -433,7 +433,7 @@ def test_js_n_axis_follows_the_cliff_and_states_its_clamp() -> None:
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_js_text_helpers_symbols_chart_size_presentation_and_the_paper_band() -> None:
     """Status lines name parameters by the paper's symbols (|V|, ε), never d_vocab or eps; the chart's viewBox is its
-    drawn width (text at TICK_PX = 16 px) with a height 0.4 W in 250..330 (in a presentation: the window's height
+    drawn width (text at TICK_PX = 16 px) with a height 0.38 W in 250..330 (in a presentation: the window's height
     less 150, at most 0.7 W); ?present=k picks the k-th explorer; the reference band spans the paper's slopes."""
     series = paper_cramming_series("rinf_fp16")
     script = (
@@ -448,9 +448,9 @@ def test_js_text_helpers_symbols_chart_size_presentation_and_the_paper_band() ->
     got = _node(script)
     assert got["sym"] == ["|V|", "ε", "r", "log₁₀ n"] and got["tick"] >= 16
     assert got["sizes"] == [
-        {"W": 668, "H": 267},
+        {"W": 668, "H": 254},
         {"W": 340, "H": 250},
-        {"W": 640, "H": 256},
+        {"W": 640, "H": 250},
         {"W": 760, "H": 532},
         {"W": 300, "H": 260},
     ]

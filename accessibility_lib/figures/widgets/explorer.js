@@ -255,12 +255,12 @@ function thinTicks(ticks, toPx, vertical) {
 
 // The chart's size in viewBox units, equal to the width it is drawn at (so that TICK_PX is what a reader sees):
 // W is the SVG's rendered width (640 before it is laid out: the ResizeObserver of observeWidth redraws then);
-// H keeps the chart's proportions (0.4 W, 250 to 330) in the page, and fills the window's height when the
+// H keeps the chart's proportions (0.38 W, 250 to 330) in the page, and fills the window's height when the
 // explorer is presented (at most 0.7 W).
 export function chartSize(width, presenting = false, windowHeight = 720) {
   const W = Math.round(Math.max(300, Math.min(1400, width > 0 ? width : 640)));
   const H = presenting ? Math.round(Math.max(260, Math.min(0.7 * W, windowHeight - 150)))
-    : Math.round(Math.max(250, Math.min(330, 0.4 * W)));
+    : Math.round(Math.max(250, Math.min(330, 0.38 * W)));
   return { W, H };
 }
 function svgSize(svg) {
