@@ -226,15 +226,16 @@ FIT_WIDTHS = (1280, 1400, 1920)
 def test_tables_fit_and_pages_are_clean(site: Path, browser) -> None:
     """At common desktop widths no page is wider than its column: no table scrolls or overflows, every
     display equation, code block, image and output fits or scrolls inside its own box, and the page never
-    scrolls sideways; no console error, no external request.
+    scrolls sideways; no console error, no external request. And on a phone (390×844) no page pans sideways and each
+    explorer's readout still follows its slider (:func:`_phone_problems`).
 
     Each page is loaded once, at the first width, and measured at each width after resizing the window to it
-    (as a reader does), the layout settled by two animation frames: a third of the page loads of a fresh load
-    per width, and the resized layout is the one a reader who resizes sees."""
+    (as a reader does), the layout settled by two animation frames: one page load instead of one a width, and the
+    resized layout is the one a reader who resizes sees."""
     pages = _content_pages(site)
     assert {f"{stem}.html" for stem in CHAPTERS} <= {p.name for p in pages}  # every chapter, as make book builds it
     seen = {"tables": 0, "equations": 0}
-    problems = {}
+    problems, wide = {}, {}
     for path in pages:
         p = Page(browser, path, width=FIT_WIDTHS[0])
         try:
@@ -249,10 +250,15 @@ def test_tables_fit_and_pages_are_clean(site: Path, browser) -> None:
                 seen["equations"] += got["equations"]
                 if got["problems"]:
                     problems[f"{path.name} at {width} px"] = got["problems"]
+            p.page.set_viewport_size({"width": 390, "height": 844})  # a phone
+            pans = _phone_problems(p, path)
+            if pans:
+                wide[path.name] = pans
             p.check_clean()
         finally:
             p.close()
     assert problems == {}
+    assert wide == {}, f"pages that pan sideways at 390 px: {wide}"
     assert seen["tables"] >= 5 * len(FIT_WIDTHS)  # chapter 1's comparison, chapter 5's Table 1, presets, ...
     assert seen["equations"] >= 10 * len(FIT_WIDTHS)  # the theorems' displayed equations were measured, not missed
 
@@ -750,44 +756,35 @@ def test_explorers_fit_a_projector_with_large_text_and_present_to_the_window(sit
         p.close()
 
 
-def test_no_page_pans_sideways_on_a_phone_and_the_explorers_still_work(site: Path, browser) -> None:
-    """At 390×844 no page (chapters, lab notes, appendices, references, status) is wider than the window: wide
-    tables and code scroll in their own box, inline paths wrap, explorers scale to the column; each explorer's
-    readout still follows its slider there."""
-    pages = _content_pages(site)
-    wide = {}
-    for path in pages:
-        p = Page(browser, path, width=390, height=844)
-        try:
-            p.page.wait_for_load_state("load")
-            p.page.wait_for_selector(".bd-article", state="attached")
-            if path.stem in {e[0] for e in EXPLORERS}:
-                p.page.wait_for_selector("[data-testid=plot] text", timeout=EVENT_TIMEOUT_MS)
-            p.page.evaluate(
-                "async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;"
-                " await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }"
-            )
-            sw = p.page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
-            if sw[0] > sw[1] + 1:
-                culprits = p.page.evaluate(
-                    "() => [...document.querySelectorAll('.bd-article *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)"
-                    ".slice(0, 3).map(e => e.tagName + '.' + e.className + ': ' + (e.innerText || '').slice(0, 40))"
-                )
-                wide[path.name] = (sw, culprits)
-            for stem, sel, slider, out in EXPLORERS:
-                if stem != path.stem:
-                    continue
-                root = p.page.locator(sel).first
-                root.scroll_into_view_if_needed()
-                assert root.bounding_box()["width"] <= 390, stem
-                before = _readout(root, out)
-                _set_slider(root, slider.removeprefix("slider-"), 0.3)
-                assert _readout(root, out) != before, (stem, "the readout follows the slider at 390 px")
-                _shot(root, f"ch{stem[1]}_{stem[3:]}_390")
-            p.check_clean()
-        finally:
-            p.close()
-    assert wide == {}
+def _phone_problems(p, path: Path) -> tuple | None:
+    """At 390×844 (the window already resized to it) no page is wider than the window: wide tables and code scroll
+    in their own box, inline paths wrap, explorers scale to the column; each explorer's readout still follows its
+    slider there. Returns the page's width and its first culprits where it pans sideways, else None."""
+    if path.stem in {e[0] for e in EXPLORERS}:
+        p.page.wait_for_selector("[data-testid=plot] text", timeout=EVENT_TIMEOUT_MS)
+    p.page.evaluate(
+        "async () => { if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;"
+        " await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); }"
+    )
+    wide = None
+    sw = p.page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    if sw[0] > sw[1] + 1:
+        culprits = p.page.evaluate(
+            "() => [...document.querySelectorAll('.bd-article *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)"
+            ".slice(0, 3).map(e => e.tagName + '.' + e.className + ': ' + (e.innerText || '').slice(0, 40))"
+        )
+        wide = (sw, culprits)
+    for stem, sel, slider, out in EXPLORERS:
+        if stem != path.stem:
+            continue
+        root = p.page.locator(sel).first
+        root.scroll_into_view_if_needed()
+        assert root.bounding_box()["width"] <= 390, stem
+        before = _readout(root, out)
+        _set_slider(root, slider.removeprefix("slider-"), 0.3)
+        assert _readout(root, out) != before, (stem, "the readout follows the slider at 390 px")
+        _shot(root, f"ch{stem[1]}_{stem[3:]}_390")
+    return wide
 
 
 def test_cramming_explorer_shows_one_series_and_says_when_the_measurement_is_above_the_bound(
